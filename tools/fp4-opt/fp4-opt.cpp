@@ -1,0 +1,24 @@
+//===- fp4-opt.cpp - fp4 pass driver --------------------------------------===//
+//
+// mlir-opt with the fp4 dialect, passes and pipelines added, so a single tool
+// takes frontend IR all the way down to LLVM IR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp4/InitAll.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::registerAllPasses();
+  mlir::fp4::registerAllDialects(registry);
+  mlir::fp4::registerAllPasses();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "fp4 optimizer driver\n", registry));
+}
