@@ -24,6 +24,8 @@ config.substitutions.append(("%mlir_runner_libs", runner_libs))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
+# `not` / `count` at the start of a RUN line are looked up on PATH.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.fp4_tools_dir, config.llvm_tools_dir]
 tools = [

@@ -2,6 +2,10 @@
 
 #include "fp4/InitAll.h"
 #include "fp4/Dialect/FP4/IR/FP4Dialect.h"
+#include "fp4/Conversion/FP4ToLinalg/SchemeLoweringInterface.h"
+#include "fp4/Conversion/Passes.h"
+#include "fp4/Dialect/FP4/Transforms/Passes.h"
+#include "fp4/Pipelines/Pipelines.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -11,6 +15,12 @@
 void mlir::fp4::registerAllDialects(DialectRegistry &registry) {
   registry.insert<fp4::FP4Dialect, arith::ArithDialect, func::FuncDialect,
                   linalg::LinalgDialect, tensor::TensorDialect>();
+  registerSchemeLoweringInterfaceModels(registry);
 }
 
-void mlir::fp4::registerAllPasses() {}
+void mlir::fp4::registerAllPasses() {
+  registerFP4Quantize();
+  registerFP4FoldConstants();
+  registerConvertFP4ToLinalg();
+  registerFP4Pipelines();
+}

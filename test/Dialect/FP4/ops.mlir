@@ -38,8 +38,8 @@ func.func @quantize_all_schemes(%x: tensor<4x256xf32>) {
 func.func @nvfp4_tiles(%w: tensor<32x64xbf16>) -> tensor<32x64xf32> {
   // CHECK: %[[Q:.*]] = fp4.quantize %{{.*}} : tensor<32x64xbf16> -> !fp4.tensor<32x64xf4E2M1FN, #fp4.nvfp4<tile2d = true>, axis = 1>
   %q = fp4.quantize %w : tensor<32x64xbf16> -> !fp4.tensor<32x64xf4E2M1FN, #fp4.nvfp4<tile2d = true>, axis = 1>
-  // CHECK: fp4.unpack %[[Q]] {{.*}} -> tensor<32x32xi8>, tensor<2x4xi8>, tensor<f32>
-  %c, %s, %t = fp4.unpack %q : !fp4.tensor<32x64xf4E2M1FN, #fp4.nvfp4<tile2d = true>, axis = 1> -> tensor<32x32xi8>, tensor<2x4xi8>, tensor<f32>
+  // CHECK: fp4.unpack %[[Q]] {{.*}} -> tensor<32x32xi8>, tensor<32x4xi8>, tensor<f32>
+  %c, %s, %t = fp4.unpack %q : !fp4.tensor<32x64xf4E2M1FN, #fp4.nvfp4<tile2d = true>, axis = 1> -> tensor<32x32xi8>, tensor<32x4xi8>, tensor<f32>
   // CHECK: fp4.dequantize
   %d = fp4.dequantize %q : !fp4.tensor<32x64xf4E2M1FN, #fp4.nvfp4<tile2d = true>, axis = 1> -> tensor<32x64xf32>
   return %d : tensor<32x64xf32>

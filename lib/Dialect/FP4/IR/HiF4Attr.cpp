@@ -7,6 +7,10 @@
 
 #include "SchemeParameters.h"
 #include "fp4/Dialect/FP4/IR/FP4Dialect.h"
+#include "fp4/Numerics/Reference.h"
+
+#include <cstring>
+#include <vector>
 
 using namespace mlir;
 using namespace mlir::fp4;
@@ -48,5 +52,49 @@ void HiF4Attr::getComponentNames(SmallVectorImpl<StringRef> &names) const {
 
 LogicalResult HiF4Attr::verifyShape(function_ref<InFlightDiagnostic()>,
                                     ArrayRef<int64_t>, int64_t) const {
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reference quantization (numerics library, ReferenceQuantization.h)
+//===----------------------------------------------------------------------===//
+
+// The metadata words go through a local array: component buffers are bytes
+// without any alignment promise.
+LogicalResult
+HiF4Attr::quantizeReference(const ReferenceRows &rows, ArrayRef<float> values,
+                            float, ArrayRef<MutableArrayRef<char>> components) const {
+  if (failed(checkReferenceArguments(*this, rows, values.size(), components)))
+    return failure();
+  numerics::HiF4Params params;
+  int64_t n = rows.cols, groups = n / kHiF4Group;
+  auto *codes = reinterpret_cast<uint8_t *>(components[0].data());
+  std::vector<uint32_t> meta(groups);
+  for (int64_t r = 0; r < rows.numRows; ++r) {
+    numerics::quantizeHiF4Row(params, values.data() + r * n, n,
+                              codes + r * (n / 2), meta.data());
+    std::memcpy(components[1].data() + r * groups * sizeof(uint32_t),
+                meta.data(), groups * sizeof(uint32_t));
+  }
+  return success();
+}
+
+LogicalResult
+HiF4Attr::dequantizeReference(const ReferenceRows &rows,
+                              ArrayRef<ArrayRef<char>> components,
+                              MutableArrayRef<float> values) const {
+  if (failed(checkReferenceArguments(*this, rows, values.size(), components)))
+    return failure();
+  numerics::HiF4Params params;
+  int64_t n = rows.cols, groups = n / kHiF4Group;
+  auto *codes = reinterpret_cast<const uint8_t *>(components[0].data());
+  std::vector<uint32_t> meta(groups);
+  for (int64_t r = 0; r < rows.numRows; ++r) {
+    std::memcpy(meta.data(),
+                components[1].data() + r * groups * sizeof(uint32_t),
+                groups * sizeof(uint32_t));
+    numerics::dequantizeHiF4Row(params, codes + r * (n / 2), meta.data(), n,
+                                values.data() + r * n);
+  }
   return success();
 }

@@ -6,6 +6,7 @@
 
 #include "SchemeParameters.h"
 #include "fp4/Dialect/FP4/IR/FP4Dialect.h"
+#include "fp4/Numerics/Reference.h"
 
 using namespace mlir;
 using namespace mlir::fp4;
@@ -78,5 +79,53 @@ void MXFP4Attr::getComponentNames(SmallVectorImpl<StringRef> &names) const {
 
 LogicalResult MXFP4Attr::verifyShape(function_ref<InFlightDiagnostic()>,
                                      ArrayRef<int64_t>, int64_t) const {
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reference quantization (numerics library, ReferenceQuantization.h)
+//===----------------------------------------------------------------------===//
+
+static numerics::MXFP4Params referenceParams(MXFP4Attr attr) {
+  numerics::MXFP4Params params;
+  params.blockSize = attr.getBlockSize();
+  params.scaleRounding = toNumerics(attr.getScaleRounding());
+  params.rounding = toNumerics(attr.getRounding());
+  params.seed = attr.getSeed();
+  return params;
+}
+
+LogicalResult
+MXFP4Attr::quantizeReference(const ReferenceRows &rows, ArrayRef<float> values,
+                             float, ArrayRef<MutableArrayRef<char>> components) const {
+  if (failed(checkReferenceArguments(*this, rows, values.size(), components)))
+    return failure();
+  numerics::MXFP4Params params = referenceParams(*this);
+  int64_t n = rows.cols;
+  auto *codes = reinterpret_cast<uint8_t *>(components[0].data());
+  auto *scales = reinterpret_cast<uint8_t *>(components[1].data());
+  for (int64_t r = 0; r < rows.numRows; ++r)
+    numerics::quantizeMXFP4Row(params, values.data() + r * n, n,
+                               codes + r * (n / 2),
+                               scales + r * (n / params.blockSize),
+                               rows.indexBase(rows.firstRow + r),
+                               rows.indexStride());
+  return success();
+}
+
+LogicalResult
+MXFP4Attr::dequantizeReference(const ReferenceRows &rows,
+                               ArrayRef<ArrayRef<char>> components,
+                               MutableArrayRef<float> values) const {
+  if (failed(checkReferenceArguments(*this, rows, values.size(), components)))
+    return failure();
+  numerics::MXFP4Params params = referenceParams(*this);
+  int64_t n = rows.cols;
+  auto *codes = reinterpret_cast<const uint8_t *>(components[0].data());
+  auto *scales = reinterpret_cast<const uint8_t *>(components[1].data());
+  for (int64_t r = 0; r < rows.numRows; ++r)
+    numerics::dequantizeMXFP4Row(params, codes + r * (n / 2),
+                                 scales + r * (n / params.blockSize), n,
+                                 values.data() + r * n);
   return success();
 }

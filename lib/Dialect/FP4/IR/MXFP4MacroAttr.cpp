@@ -7,6 +7,10 @@
 
 #include "SchemeParameters.h"
 #include "fp4/Dialect/FP4/IR/FP4Dialect.h"
+#include "fp4/Numerics/Reference.h"
+
+#include <cstring>
+#include <vector>
 
 using namespace mlir;
 using namespace mlir::fp4;
@@ -104,5 +108,69 @@ void MXFP4MacroAttr::getComponentNames(SmallVectorImpl<StringRef> &names) const 
 
 LogicalResult MXFP4MacroAttr::verifyShape(function_ref<InFlightDiagnostic()>,
                                           ArrayRef<int64_t>, int64_t) const {
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reference quantization (numerics library, ReferenceQuantization.h)
+//===----------------------------------------------------------------------===//
+
+static numerics::MacroParams referenceParams(MXFP4MacroAttr attr) {
+  numerics::MacroParams params;
+  params.mx.blockSize = kMXBlock;
+  params.mx.scaleRounding = toNumerics(attr.getScaleRounding());
+  params.mx.rounding = toNumerics(attr.getRounding());
+  params.mx.seed = attr.getSeed();
+  params.macroBlock = attr.getMacroBlock();
+  params.search = static_cast<int32_t>(attr.getSearch());
+  return params;
+}
+
+/// Factors per row: one per macro block, or one for a whole-axis block.
+static int64_t factorsPerRow(const numerics::MacroParams &params, int64_t n) {
+  return params.macroBlock == 0 ? 1 : n / params.macroBlock;
+}
+
+// The bf16 factors go through a local array: component buffers are bytes
+// without any alignment promise.
+LogicalResult MXFP4MacroAttr::quantizeReference(
+    const ReferenceRows &rows, ArrayRef<float> values, float,
+    ArrayRef<MutableArrayRef<char>> components) const {
+  if (failed(checkReferenceArguments(*this, rows, values.size(), components)))
+    return failure();
+  numerics::MacroParams params = referenceParams(*this);
+  int64_t n = rows.cols, nf = factorsPerRow(params, n);
+  auto *codes = reinterpret_cast<uint8_t *>(components[0].data());
+  auto *scales = reinterpret_cast<uint8_t *>(components[1].data());
+  std::vector<uint16_t> factors(nf);
+  for (int64_t r = 0; r < rows.numRows; ++r) {
+    numerics::quantizeMacroRow(params, values.data() + r * n, n,
+                               codes + r * (n / 2), scales + r * (n / kMXBlock),
+                               factors.data(), rows.indexBase(rows.firstRow + r),
+                               rows.indexStride());
+    std::memcpy(components[2].data() + r * nf * sizeof(uint16_t),
+                factors.data(), nf * sizeof(uint16_t));
+  }
+  return success();
+}
+
+LogicalResult MXFP4MacroAttr::dequantizeReference(
+    const ReferenceRows &rows, ArrayRef<ArrayRef<char>> components,
+    MutableArrayRef<float> values) const {
+  if (failed(checkReferenceArguments(*this, rows, values.size(), components)))
+    return failure();
+  numerics::MacroParams params = referenceParams(*this);
+  int64_t n = rows.cols, nf = factorsPerRow(params, n);
+  auto *codes = reinterpret_cast<const uint8_t *>(components[0].data());
+  auto *scales = reinterpret_cast<const uint8_t *>(components[1].data());
+  std::vector<uint16_t> factors(nf);
+  for (int64_t r = 0; r < rows.numRows; ++r) {
+    std::memcpy(factors.data(),
+                components[2].data() + r * nf * sizeof(uint16_t),
+                nf * sizeof(uint16_t));
+    numerics::dequantizeMacroRow(params, codes + r * (n / 2),
+                                 scales + r * (n / kMXBlock), factors.data(), n,
+                                 values.data() + r * n);
+  }
   return success();
 }

@@ -7,6 +7,9 @@
 
 #include "SchemeParameters.h"
 #include "fp4/Dialect/FP4/IR/FP4Dialect.h"
+#include "fp4/Numerics/Reference.h"
+
+#include <cstring>
 
 using namespace mlir;
 using namespace mlir::fp4;
@@ -59,10 +62,7 @@ int64_t NVFP4Attr::getBlockSize() const { return kNVFP4Block; }
 
 int64_t NVFP4Attr::getAxisMultiple() const { return kNVFP4Block; }
 
-double NVFP4Attr::getBitsPerElement() const {
-  return getTile2d() ? 4.0 + 8.0 / (kNVFP4Block * kNVFP4Block)
-                     : 4.0 + 8.0 / kNVFP4Block;
-}
+double NVFP4Attr::getBitsPerElement() const { return 4.0 + 8.0 / kNVFP4Block; }
 
 /// With 16x16 tiles, the tile's second dimension is the other of the two
 /// innermost dimensions.
@@ -75,13 +75,11 @@ void NVFP4Attr::getComponentTypes(ArrayRef<int64_t> shape, int64_t axis,
   MLIRContext *ctx = getContext();
   auto i8 = IntegerType::get(ctx, 8);
   types.push_back(RankedTensorType::get(componentShape(shape, axis, 2), i8));
-  SmallVector<int64_t> scaleShape = componentShape(shape, axis, kNVFP4Block);
-  if (getTile2d() && shape.size() >= 2) {
-    int64_t partner = tilePartnerAxis(shape.size(), axis);
-    if (!ShapedType::isDynamic(scaleShape[partner]))
-      scaleShape[partner] /= kNVFP4Block;
-  }
-  types.push_back(RankedTensorType::get(scaleShape, i8));
+  // With 16x16 tiles the layout stays one byte per 16 elements along the axis:
+  // each tile's byte repeats in its 16 lines, so dequantization (and every
+  // consumer of the components) is the same with and without tiles.
+  types.push_back(
+      RankedTensorType::get(componentShape(shape, axis, kNVFP4Block), i8));
   types.push_back(RankedTensorType::get({}, Float32Type::get(ctx)));
 }
 
@@ -105,5 +103,81 @@ LogicalResult NVFP4Attr::verifyShape(function_ref<InFlightDiagnostic()> emitErro
   if (ShapedType::isDynamic(shape[partner]) || shape[partner] % kNVFP4Block != 0)
     return emitError() << "#fp4.nvfp4<tile2d = true> needs dimension " << partner
                        << " to be a static multiple of 16";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reference quantization (numerics library, ReferenceQuantization.h)
+//===----------------------------------------------------------------------===//
+
+int64_t NVFP4Attr::getReferenceRowMultiple() const {
+  return getTile2d() ? kNVFP4Block : 1;
+}
+
+bool NVFP4Attr::referenceNeedsTensorAmax() const { return true; }
+
+static numerics::NVFP4Params referenceParams(NVFP4Attr attr) {
+  numerics::NVFP4Params params;
+  params.fourOverSix = attr.getFourOverSix();
+  params.tile2d = attr.getTile2d();
+  params.rounding = toNumerics(attr.getRounding());
+  params.seed = attr.getSeed();
+  return params;
+}
+
+LogicalResult
+NVFP4Attr::quantizeReference(const ReferenceRows &rows, ArrayRef<float> values,
+                             float tensorAmax,
+                             ArrayRef<MutableArrayRef<char>> components) const {
+  if (failed(checkReferenceArguments(*this, rows, values.size(), components)))
+    return failure();
+  // A tile's 16 rows must be 16 consecutive logical lines for its
+  // stochastic-rounding indices to be affine (see the index strides below).
+  int64_t inner = rows.logicalInner;
+  if (getTile2d() && inner != 1 && inner % kNVFP4Block != 0)
+    return failure();
+  numerics::NVFP4Params params = referenceParams(*this);
+  numerics::NVFP4TensorScale ts = numerics::nvfp4TensorScale(params, tensorAmax);
+  int64_t n = rows.cols;
+  auto *codes = reinterpret_cast<uint8_t *>(components[0].data());
+  auto *scales = reinterpret_cast<uint8_t *>(components[1].data());
+  if (!getTile2d()) {
+    for (int64_t r = 0; r < rows.numRows; ++r)
+      numerics::quantizeNVFP4Row(params, ts, values.data() + r * n, n,
+                                 codes + r * (n / 2),
+                                 scales + r * (n / kNVFP4Block),
+                                 rows.indexBase(rows.firstRow + r),
+                                 rows.indexStride());
+  } else {
+    // Axis last: the tile's lines are rows of the logical matrix, a row
+    // apart in index; axis second to last: they are neighbouring columns.
+    int64_t rowStride = inner == 1 ? n : 1;
+    for (int64_t r = 0; r < rows.numRows; r += kNVFP4Block)
+      numerics::quantizeNVFP4Tile2D(params, ts, values.data() + r * n,
+                                    kNVFP4Block, n, codes + r * (n / 2),
+                                    scales + r * (n / kNVFP4Block),
+                                    rows.indexBase(rows.firstRow + r),
+                                    rowStride, rows.indexStride());
+  }
+  if (rows.firstRow == 0)
+    std::memcpy(components[2].data(), &ts.decode, sizeof(float));
+  return success();
+}
+
+LogicalResult
+NVFP4Attr::dequantizeReference(const ReferenceRows &rows,
+                               ArrayRef<ArrayRef<char>> components,
+                               MutableArrayRef<float> values) const {
+  if (failed(checkReferenceArguments(*this, rows, values.size(), components)))
+    return failure();
+  float decode;
+  std::memcpy(&decode, components[2].data(), sizeof(float));
+  int64_t n = rows.cols;
+  auto *codes = reinterpret_cast<const uint8_t *>(components[0].data());
+  auto *scales = reinterpret_cast<const uint8_t *>(components[1].data());
+  for (int64_t r = 0; r < rows.numRows; ++r)
+    numerics::dequantizeNVFP4Row(codes + r * (n / 2),
+                                 scales + r * (n / kNVFP4Block), n, decode,
+                                 values.data() + r * n);
   return success();
 }

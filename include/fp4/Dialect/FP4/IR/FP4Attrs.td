@@ -7,7 +7,7 @@ include "fp4/Dialect/FP4/IR/FP4Base.td"
 include "fp4/Dialect/FP4/IR/FP4Interfaces.td"
 
 defvar FP4_SchemeIface = [DeclareAttrInterfaceMethods<FP4_QuantSchemeAttrInterface,
-    ["verifyShape"]>];
+    ["verifyShape", "quantizeReference", "dequantizeReference"]>];
 
 // The block_size parameter's getter already implements getBlockSize(), so the
 // interface is attached without redeclaring that method.
@@ -50,10 +50,23 @@ def FP4_MXFP4Attr : FP4_Attr<"MXFP4", "mxfp4", [FP4_QuantSchemeAttrInterface]> {
     ::llvm::LogicalResult verifyShape(
         ::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError,
         ::llvm::ArrayRef<int64_t> shape, int64_t axis) const;
+    ::llvm::LogicalResult quantizeReference(
+        const ::mlir::fp4::ReferenceRows &rows, ::llvm::ArrayRef<float> values,
+        float tensorAmax,
+        ::llvm::ArrayRef<::llvm::MutableArrayRef<char>> components) const;
+    ::llvm::LogicalResult dequantizeReference(
+        const ::mlir::fp4::ReferenceRows &rows,
+        ::llvm::ArrayRef<::llvm::ArrayRef<char>> components,
+        ::llvm::MutableArrayRef<float> values) const;
   }];
 }
 
-def FP4_NVFP4Attr : FP4_Attr<"NVFP4", "nvfp4", FP4_SchemeIface> {
+// NVFP4 also needs the tensor amax and, with 16x16 tiles, row ranges aligned
+// to the tiles.
+def FP4_NVFP4Attr : FP4_Attr<"NVFP4", "nvfp4",
+    [DeclareAttrInterfaceMethods<FP4_QuantSchemeAttrInterface,
+        ["verifyShape", "quantizeReference", "dequantizeReference",
+         "getReferenceRowMultiple", "referenceNeedsTensorAmax"]>]> {
   let summary = "NVIDIA NVFP4: E2M1 elements, E4M3 scale per 16, f32 tensor scale";
   let description = [{
     NVFP4 (numerics.md section 3), following TransformerEngine's reference
@@ -65,7 +78,8 @@ def FP4_NVFP4Attr : FP4_Attr<"NVFP4", "nvfp4", FP4_SchemeIface> {
       maximum to 4 and keep the lower squared error.
     - `tile2d` (bool): 16x16 tiles spanning the blocked axis and the other of
       the two innermost dimensions (weights in training, so that row- and
-      column-wise quantized copies are identical).
+      column-wise quantized copies are identical). The component layout is
+      unchanged: each tile's scale byte is repeated in the tile's 16 lines.
     - `rounding`, `seed`: as for `#fp4.mxfp4`.
 
     ```mlir

@@ -17,6 +17,8 @@
 
 #include "fp4/Dialect/FP4/IR/FP4Dialect.h.inc"
 #include "fp4/Dialect/FP4/IR/FP4Enums.h.inc"
+// Types of the interface's reference-quantization methods.
+#include "fp4/Dialect/FP4/IR/ReferenceQuantization.h"
 #include "fp4/Dialect/FP4/IR/FP4AttrInterfaces.h.inc"
 
 #define GET_ATTRDEF_CLASSES

@@ -44,6 +44,39 @@ def FP4_QuantSchemeAttrInterface : AttrInterface<"QuantSchemeAttrInterface"> {
       (ins "::llvm::function_ref<::mlir::InFlightDiagnostic()>":$emitError,
            "::llvm::ArrayRef<int64_t>":$shape, "int64_t":$axis),
       /*methodBody=*/"", /*defaultImplementation=*/"return ::mlir::success();">,
+    // C++ reference quantization (ReferenceQuantization.h: row view, component
+    // row views, parallel use). The defaults mean "no reference quantizer":
+    // the constant folder then leaves the scheme's quantize ops alone.
+    InterfaceMethod<[{Row ranges given to quantizeReference/dequantizeReference
+      must start and end at multiples of this (NVFP4 16x16 tiles: 16).}],
+      "int64_t", "getReferenceRowMultiple", (ins),
+      /*methodBody=*/"", /*defaultImplementation=*/"return 1;">,
+    InterfaceMethod<[{Whether quantizeReference reads `tensorAmax` (max |x|
+      over the finite values of the whole tensor, e.g. NVFP4's tensor scale),
+      so that a caller computes it before quantizing rows in parallel.}],
+      "bool", "referenceNeedsTensorAmax", (ins),
+      /*methodBody=*/"", /*defaultImplementation=*/"return false;">,
+    InterfaceMethod<[{Quantizes the row-view rows `rows` (values: numRows x
+      cols, row-major) with the numerics library's reference encoders into
+      `components`, one buffer per component in ABI order holding that
+      component's row-view rows for the range (sizes from
+      getReferenceComponentBytes). Per-tensor (rank-0) components are written
+      only by the call with firstRow == 0, so calls on disjoint ranges may run
+      concurrently. Fails on arguments that do not fit the scheme.}],
+      "::llvm::LogicalResult", "quantizeReference",
+      (ins "const ::mlir::fp4::ReferenceRows &":$rows,
+           "::llvm::ArrayRef<float>":$values, "float":$tensorAmax,
+           "::llvm::ArrayRef<::llvm::MutableArrayRef<char>>":$components),
+      /*methodBody=*/"", /*defaultImplementation=*/"return ::mlir::failure();">,
+    InterfaceMethod<[{Inverse of quantizeReference: decodes the components of
+      row-view rows `rows` (same buffers; per-tensor components whole) into
+      `values` (numRows x cols) exactly as the numerics specification
+      dequantizes.}],
+      "::llvm::LogicalResult", "dequantizeReference",
+      (ins "const ::mlir::fp4::ReferenceRows &":$rows,
+           "::llvm::ArrayRef<::llvm::ArrayRef<char>>":$components,
+           "::llvm::MutableArrayRef<float>":$values),
+      /*methodBody=*/"", /*defaultImplementation=*/"return ::mlir::failure();">,
   ];
 }
 

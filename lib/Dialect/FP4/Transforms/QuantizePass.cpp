@@ -1,0 +1,131 @@
+//===- QuantizePass.cpp - the fp4-quantize pass ---------------------------===//
+//
+// Parses the options and applies populateFP4QuantizePatterns once to every
+// op; with remarks=true each contraction left alone gets a remark saying why.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp4/Dialect/FP4/IR/FP4Ops.h"
+#include "fp4/Dialect/FP4/Transforms/Passes.h"
+#include "fp4/Dialect/FP4/Transforms/Transforms.h"
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Rewrite/FrozenRewritePatternSet.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+
+namespace mlir::fp4 {
+#define GEN_PASS_DEF_FP4QUANTIZE
+#include "fp4/Dialect/FP4/Transforms/Passes.h.inc"
+} // namespace mlir::fp4
+
+using namespace mlir;
+using namespace mlir::fp4;
+
+FailureOr<QuantSchemeAttrInterface>
+mlir::fp4::parseQuantScheme(MLIRContext *context, StringRef text,
+                            std::string &error) {
+  text = text.trim();
+  // A bare name (`nvfp4`, `nvfp4<four_over_six = true>`) stands for the fp4
+  // attribute of that mnemonic, so any scheme, present or future, has a short
+  // name without a list of them here.
+  bool shortName = !text.empty() && llvm::isAlpha(text.front());
+  std::string source = shortName ? "#fp4." + text.str() : text.str();
+  std::string parserMessage;
+  Attribute attr;
+  {
+    // parseAttribute reports through the context; keep the message for one
+    // error that also says which option was wrong.
+    ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
+      if (parserMessage.empty())
+        parserMessage = diag.str();
+      return success();
+    });
+    attr = parseAttribute(source, context);
+  }
+  auto scheme = dyn_cast_if_present<QuantSchemeAttrInterface>(attr);
+  if (scheme)
+    return scheme;
+  llvm::raw_string_ostream os(error);
+  os << "invalid scheme '" << text << "': ";
+  if (!attr)
+    os << parserMessage;
+  else
+    os << attr << " is not a quantization scheme attribute";
+  os << "; expected a scheme attribute such as '#fp4.nvfp4<four_over_six = "
+        "true>' or a short name (mxfp4, nvfp4, hif4, mxfp4_macro)";
+  return failure();
+}
+
+FailureOr<QuantizeOperands> mlir::fp4::parseQuantizeOperands(StringRef text) {
+  std::optional<QuantizeOperands> operands =
+      llvm::StringSwitch<std::optional<QuantizeOperands>>(text.trim())
+          .Case("both", QuantizeOperands::Both)
+          .Case("activations", QuantizeOperands::Activations)
+          .Case("weights", QuantizeOperands::Weights)
+          .Default(std::nullopt);
+  if (!operands)
+    return failure();
+  return *operands;
+}
+
+namespace {
+
+/// Reports the pattern's match-failure reasons as remarks on the ops. The
+/// walk driver visits every op once, so each op gets at most one remark.
+struct RemarkListener final : RewriterBase::Listener {
+  void
+  notifyMatchFailure(Location loc,
+                     function_ref<void(Diagnostic &)> reasonCallback) override {
+    Diagnostic reason(loc, DiagnosticSeverity::Remark);
+    reasonCallback(reason);
+    emitRemark(loc) << "not quantized: " << reason.str();
+  }
+};
+
+struct FP4QuantizePass final
+    : mlir::fp4::impl::FP4QuantizeBase<FP4QuantizePass> {
+  using Base::Base;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    // Option errors are reported by runOnOperation, on the IR, where the user
+    // sees them with a location.
+    optionError.clear();
+    QuantizeOptions options;
+    FailureOr<QuantSchemeAttrInterface> parsedScheme =
+        parseQuantScheme(context, scheme, optionError);
+    if (failed(parsedScheme))
+      return success();
+    options.scheme = *parsedScheme;
+    FailureOr<QuantizeOperands> parsedOperands =
+        parseQuantizeOperands(operands);
+    if (failed(parsedOperands)) {
+      optionError = "invalid operands '" + operands +
+                    "': expected both, activations or weights";
+      return success();
+    }
+    options.operands = *parsedOperands;
+    RewritePatternSet set(context);
+    populateFP4QuantizePatterns(set, options);
+    patterns = FrozenRewritePatternSet(std::move(set));
+    return success();
+  }
+
+  void runOnOperation() override {
+    if (!optionError.empty()) {
+      emitError(getOperation()->getLoc()) << "fp4-quantize: " << optionError;
+      return signalPassFailure();
+    }
+    RemarkListener listener;
+    walkAndApplyPatterns(getOperation(), patterns,
+                         remarks ? &listener : nullptr);
+  }
+
+private:
+  FrozenRewritePatternSet patterns;
+  std::string optionError;
+};
+
+} // namespace

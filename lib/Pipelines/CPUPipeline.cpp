@@ -1,0 +1,75 @@
+//===- CPUPipeline.cpp - fp4-pipeline-cpu ---------------------------------===//
+//
+// Every step is an upstream pass except the first; the order is the usual
+// tensor -> buffer -> loops -> LLVM progression. A few choices matter:
+//  * function boundaries are bufferized with identity layouts, so exported
+//    functions take plain memref descriptors (what runners and the C
+//    interface expect) and dense/dense_resource constants become
+//    memref.global, which LLVM translation keeps as globals;
+//  * lower-affine runs after expand-strided-metadata, which creates
+//    affine.apply for subview offsets;
+//  * arith is lowered without any fast-math, keeping the numerics rules'
+//    one-rounding-per-operation guarantee.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp4/Pipelines/Pipelines.h"
+
+#include "fp4/Conversion/Passes.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::fp4::buildFP4CPUPipeline(OpPassManager &pm,
+                                    const FP4CPUPipelineOptions &options) {
+  pm.addPass(createConvertFP4ToLinalg());
+  // Elementwise arith/math on tensors (common in hand-written and frontend
+  // IR around the fp4 ops) has no bufferization: make it linalg first.
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  if (!options.lowerToLLVM)
+    return;
+
+  // Vector ops appear when a scheme model or the user builds vectorized
+  // element code (ArithOps supports vector values) or prints.
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::fp4::registerFP4Pipelines() {
+  PassPipelineRegistration<FP4CPUPipelineOptions>(
+      "fp4-pipeline-cpu",
+      "Lower fp4 IR on tensors to the LLVM dialect for CPU execution "
+      "(convert-fp4-to-linalg, bufferization, loops, LLVM)",
+      buildFP4CPUPipeline);
+}

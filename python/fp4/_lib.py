@@ -1,0 +1,102 @@
+"""Locate and load libFP4CAPI.so and declare the C signatures (ctypes).
+
+Search order: $FP4_LIB_DIR, $FP4_BUILD_DIR/lib, ../../lib relative to this
+package (the install layout), then ../../build/lib, then every
+../../build*/lib directory (newest library first).
+"""
+
+import ctypes
+import glob
+import os
+
+_LIB_NAME = "libFP4CAPI.so"
+_lib = None
+
+
+class SchemeParams(ctypes.Structure):
+    """Mirror of Fp4SchemeParams in include/fp4-c/Numerics.h."""
+
+    _fields_ = [
+        ("scheme", ctypes.c_int32),
+        ("blockSize", ctypes.c_int32),
+        ("scaleRounding", ctypes.c_int32),
+        ("elementRounding", ctypes.c_int32),
+        ("seed", ctypes.c_uint32),
+        ("fourOverSix", ctypes.c_int32),
+        ("tile2d", ctypes.c_int32),
+        ("search", ctypes.c_int32),
+        ("macroBlock", ctypes.c_int64),
+        ("indexBase", ctypes.c_int64),
+        ("indexRowStride", ctypes.c_int64),
+        ("indexColStride", ctypes.c_int64),
+    ]
+
+
+def _candidates():
+    env = os.environ.get("FP4_LIB_DIR")
+    if env:
+        yield os.path.join(env, _LIB_NAME)
+    build = os.environ.get("FP4_BUILD_DIR")
+    if build:
+        yield os.path.join(build, "lib", _LIB_NAME)
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    # Installed layout: <prefix>/python/fp4 next to <prefix>/lib.
+    yield os.path.join(root, "lib", _LIB_NAME)
+    yield os.path.join(root, "build", "lib", _LIB_NAME)
+    found = glob.glob(os.path.join(root, "build*", "lib", _LIB_NAME))
+    for path in sorted(found, key=os.path.getmtime, reverse=True):
+        yield path
+
+
+def _declare(lib):
+    c = ctypes
+    p_f32, p_u8 = c.POINTER(c.c_float), c.POINTER(c.c_uint8)
+    p_i64, p_u32 = c.POINTER(c.c_int64), c.POINTER(c.c_uint32)
+    p_params = c.POINTER(SchemeParams)
+    sigs = {
+        "fp4SchemeParamsInit": (None, [p_params, c.c_int32]),
+        "fp4ReferenceQuantize": (
+            c.c_int,
+            [p_params, p_f32, c.c_int64, c.c_int64, p_u8, c.c_void_p,
+             c.c_void_p, p_f32],
+        ),
+        "fp4ReferenceDequantize": (
+            c.c_int,
+            [p_params, p_u8, c.c_void_p, c.c_void_p, p_f32, c.c_int64,
+             c.c_int64, p_f32],
+        ),
+        "fp4ReferenceComponentSizes": (
+            c.c_int, [p_params, c.c_int64, c.c_int64, p_i64, p_i64, p_i64]),
+        "fp4E2M1EncodeArray": (
+            None, [p_f32, c.c_int64, c.c_int32, c.c_uint32, p_u8]),
+        "fp4E2M1DecodeArray": (None, [p_u8, c.c_int64, p_f32]),
+        "fp4MXScaleByteArray": (None, [p_f32, c.c_int64, c.c_int32, p_u8]),
+        "fp4E8M0DecodeArray": (None, [p_u8, c.c_int64, p_f32]),
+        "fp4E4M3EncodeArray": (None, [p_f32, c.c_int64, p_u8]),
+        "fp4E4M3DecodeArray": (None, [p_u8, c.c_int64, p_f32]),
+        "fp4RoundToBF16Array": (None, [p_f32, c.c_int64, p_f32]),
+        "fp4CounterRandomArray": (
+            None, [c.c_uint32, c.c_int64, c.c_int64, p_u32]),
+    }
+    for name, (res, args) in sigs.items():
+        fn = getattr(lib, name)
+        fn.restype = res
+        fn.argtypes = args
+
+
+def load():
+    """Return the loaded library (cached); raise OSError if none is found."""
+    global _lib
+    if _lib is not None:
+        return _lib
+    tried = []
+    for path in _candidates():
+        tried.append(path)
+        if os.path.exists(path):
+            lib = ctypes.CDLL(path)
+            _declare(lib)
+            _lib = lib
+            return lib
+    raise OSError(
+        "libFP4CAPI.so not found; build target FP4CAPI or set FP4_LIB_DIR. "
+        "Tried: " + ", ".join(tried))

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs everything a fresh Debian 12 machine needs to build and test
+# fp4-mlir: LLVM/MLIR 22 from Debian's packages, a build system, GoogleTest,
+# and the Python packages the tests and examples use.
+set -euo pipefail
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+
+APT_PACKAGES=(llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22
+              lld-22 ninja-build cmake libgtest-dev python3 python3-pip)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "[deps] apt-get install ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+PIP_PACKAGES=(numpy ml_dtypes pytest lit matplotlib)
+if ! "$PY" -c "import numpy, ml_dtypes, pytest, matplotlib" 2>/dev/null; then
+  echo "[deps] pip install ${PIP_PACKAGES[*]}"
+  "$PY" -m pip install -q "${PIP_PACKAGES[@]}" 2>/dev/null ||
+    "$PY" -m pip install -q --break-system-packages "${PIP_PACKAGES[@]}"
+fi

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds fp4-mlir and runs every test suite: lit (dialect, passes,
+# conversions, CPU integration, tools), the C++ unit tests (ctest) and the
+# Python tests (pytest). Prints one summary line `N passed, N failed` and
+# exits non-zero if anything failed.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+export FP4_BUILD_DIR=${FP4_BUILD_DIR:-$ROOT/build}
+export FP4_LIB_DIR=$FP4_BUILD_DIR/lib
+PY=${PYTHON:-python3}
+
+bash "$ROOT/scripts/install_deps.sh" || { echo "dependency installation failed"; echo "0 passed, 1 failed"; exit 1; }
+if ! bash "$ROOT/scripts/build.sh"; then
+  echo "build failed"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+REPORTS=$FP4_BUILD_DIR/test-reports
+rm -rf "$REPORTS"; mkdir -p "$REPORTS"
+
+echo "== lit =="
+/usr/lib/llvm-22/bin/lit -sv "$FP4_BUILD_DIR/test" --xunit-xml-output "$REPORTS/lit.xml"
+echo "== ctest =="
+ctest --test-dir "$FP4_BUILD_DIR" --output-on-failure --output-junit "$REPORTS/ctest.xml"
+echo "== pytest =="
+( cd "$ROOT" && "$PY" -m pytest test/python -q -p no:cacheprovider --junitxml="$REPORTS/pytest.xml" )
+
+"$PY" "$ROOT/scripts/summarize_tests.py" "$REPORTS/lit.xml" "$REPORTS/ctest.xml" "$REPORTS/pytest.xml"
