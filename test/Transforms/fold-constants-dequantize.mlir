@@ -1,4 +1,5 @@
-// RUN: fp4-opt %s -split-input-file -fp4-fold-constants | FileCheck %s
+// RUN: fp4-opt %s -split-input-file -fp4-fold-constants="fold-dequantize=true" | FileCheck %s
+// RUN: fp4-opt %s -split-input-file -fp4-fold-constants | FileCheck %s --check-prefix=KEEP
 
 // fp4.dequantize of fp4.pack of constants folds to a float constant, decoded
 // with the scheme's reference dequantizer (numerics specification). Results
@@ -57,6 +58,9 @@ func.func @round_trip_axis1() -> (tensor<2x32x3xf32>, tensor<2x32x3xbf16>) {
 // NVFP4: (e2m1 x e4m3 scale) x tensor scale: 6 x 64 x 2^-9 = 0.75,
 // 0.5 x 64 x 2^-9 = 0.0625, -1 x 448 x 2^-9 = -0.875.
 // CHECK-LABEL: func.func @nvfp4
+// KEEP-LABEL: func.func @nvfp4
+// KEEP: %[[P:.*]] = fp4.pack
+// KEEP: fp4.dequantize %[[P]]
 // CHECK: arith.constant dense<{{\[}}[7.500000e-01, 6.250000e-02, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, -8.750000e-01, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]]> : tensor<1x32xf32>
 func.func @nvfp4() -> tensor<1x32xf32> {
   %c = arith.constant dense<[[23, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0, 0, 0]]> : tensor<1x16xi8>

@@ -1,9 +1,10 @@
 //===- FloatTensorCast.cpp - elementwise float conversion of tensors ------===//
 //
 // Rewrite: tensor<...xA> -> linalg.generic { convert } -> tensor<...xB>.
-// bf16 is converted with the numerics rules (bit manipulation: exact
-// extension, round to nearest even with correct NaN/overflow handling), so
-// it needs no soft-float runtime routine; f16 uses arith.extf/truncf.
+// bf16 and f16 are converted with the numerics rules (BF16.h, F16.h: exact
+// widening, round to nearest even with IEEE overflow and NaN handling), the
+// same rules the constant folder applies, so no soft-float runtime routine
+// (__truncsfbf2, __extendhfsf2, ...) is needed on any target.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,7 @@
 
 #include "fp4/Conversion/FP4ToLinalg/ArithOps.h"
 #include "fp4/Numerics/BF16.h"
+#include "fp4/Numerics/F16.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -24,21 +26,25 @@ static Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
   Type f32 = b.getF32Type();
   // Go through f32: every supported conversion is exact into f32 and
   // rounds once out of it.
-  if (from.isBF16()) {
-    Value bits = arith::BitcastOp::create(b, loc, b.getI16Type(), v);
-    v = numerics::bf16Decode(ops,
-                             arith::ExtUIOp::create(b, loc, b.getI32Type(), bits));
-  } else if (from != f32) {
-    v = arith::ExtFOp::create(b, loc, f32, v);
-  }
+  auto storageBits = [&](Value x) {
+    Value bits = arith::BitcastOp::create(b, loc, b.getI16Type(), x);
+    return arith::ExtUIOp::create(b, loc, b.getI32Type(), bits);
+  };
+  auto fromStorageBits = [&](Value bits32) {
+    Value bits = arith::TruncIOp::create(b, loc, b.getI16Type(), bits32);
+    return arith::BitcastOp::create(b, loc, to, bits);
+  };
+  if (from.isBF16())
+    v = numerics::bf16Decode(ops, storageBits(v));
+  else if (from.isF16())
+    v = numerics::f16Decode(ops, storageBits(v));
   if (to == f32)
     return v;
-  if (to.isBF16()) {
-    Value bits = numerics::bf16StorageBits(ops, numerics::roundToBF16(ops, v));
-    return arith::BitcastOp::create(
-        b, loc, to, arith::TruncIOp::create(b, loc, b.getI16Type(), bits));
-  }
-  return arith::TruncFOp::create(b, loc, to, v);
+  if (to.isBF16())
+    return fromStorageBits(
+        numerics::bf16StorageBits(ops, numerics::roundToBF16(ops, v)));
+  return fromStorageBits(
+      numerics::f16StorageBits(ops, numerics::roundToF16(ops, v)));
 }
 
 Value mlir::fp4::detail::castFloatTensor(OpBuilder &b, Location loc,

@@ -288,6 +288,10 @@ func.func @matmul_w4a16(%x: tensor<?x64xbf16>, %w: !fp4.tensor<8x64xf4E2M1FN, #f
 // CHECK-DAG: #[[BOUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @matmul_batched
 // CHECK: linalg.generic {indexing_maps = [#[[BLHS]], #[[SHARED]], #[[BOUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<2x4x32xf32>, tensor<8x32xf32>) outs(%{{.*}} : tensor<2x4x8xf32>)
+// The f16 operand is widened with the numerics f16 rule (no fpext libcall).
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<2x8x32xf16>) outs(%{{.*}} : tensor<2x8x32xf32>)
+// CHECK:   arith.bitcast %{{.*}} : f16 to i16
+// CHECK:   arith.constant 31744 : i32
 // CHECK: linalg.generic {indexing_maps = [#[[BLHS]], #[[BRHS]], #[[BOUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<2x4x32xf32>, tensor<2x8x32xf32>) outs(%{{.*}} : tensor<2x4x8xf32>)
 // CHECK: %[[R:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x4x8xbf16>)
 // CHECK: return %{{.*}}, %[[R]]

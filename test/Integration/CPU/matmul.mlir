@@ -28,6 +28,7 @@ func.func @print_bf16(%t: tensor<?x?xbf16>) {
   return
 }
 func.func private @printMemrefBF16(memref<*xbf16>) attributes {llvm.emit_c_interface}
+func.func private @printMemrefF16(memref<*xf16>) attributes {llvm.emit_c_interface}
 
 func.func @print3(%t: tensor<2x3x2xf32>) {
   %c = tensor.collapse_shape %t [[0, 1], [2]] : tensor<2x3x2xf32> into tensor<6x2xf32>
@@ -96,7 +97,7 @@ func.func @activations() -> tensor<3x32xbf16> {
 }
 
 // W4A16 in f32 and rounded once to bf16 (257 -> 256: a tie between 256 and
-// 258 goes to even; 510 is representable).
+// 258 goes to even; 510 is representable), and to f16 (all exact).
 // CHECK-LABEL: w4a16
 // CHECK: {{\[}}[33, -32],
 // CHECK-NEXT: [1, 0],
@@ -104,6 +105,9 @@ func.func @activations() -> tensor<3x32xbf16> {
 // CHECK: {{\[}}[33, -32],
 // CHECK-NEXT: [1, 0],
 // CHECK-NEXT: [256, 510]]
+// CHECK: {{\[}}[33, -32],
+// CHECK-NEXT: [1, 0],
+// CHECK-NEXT: [257, 510]]
 //
 // W4A4: x quantized with MXFP4 as well. x0: amax 32, X = 8, k/8 rounds to
 // 0 0 4 4 4 8 8 8 8 8 12 12 12 16 (x7) 24 (x7) 32 (x5) (ties to even), so
@@ -141,6 +145,10 @@ func.func @main() {
   %yb = fp4.matmul %x, %wq : tensor<3x32xbf16>, !fp4.tensor<2x32xf4E2M1FN, #fp4.mxfp4, axis = 1> -> tensor<3x2xbf16>
   %ybd = tensor.cast %yb : tensor<3x2xbf16> to tensor<?x?xbf16>
   call @print_bf16(%ybd) : (tensor<?x?xbf16>) -> ()
+  %yh = fp4.matmul %x, %wq : tensor<3x32xbf16>, !fp4.tensor<2x32xf4E2M1FN, #fp4.mxfp4, axis = 1> -> tensor<3x2xf16>
+  %yhm = bufferization.to_buffer %yh : tensor<3x2xf16> to memref<3x2xf16>
+  %yhu = memref.cast %yhm : memref<3x2xf16> to memref<*xf16>
+  call @printMemrefF16(%yhu) : (memref<*xf16>) -> ()
 
   vector.print str "w4a4\n"
   %xq = fp4.quantize %x : tensor<3x32xbf16> -> !fp4.tensor<3x32xf4E2M1FN, #fp4.mxfp4, axis = 1>

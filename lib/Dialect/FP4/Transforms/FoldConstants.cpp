@@ -20,6 +20,9 @@
 // parallel over rows; no float copy of the tensor is ever made. Producers
 // left without users are erased.
 //
+// Second rewrite: fp4.dequantize of fp4.pack of constants becomes the float
+// constant the scheme's reference dequantizer computes.
+//
 //===----------------------------------------------------------------------===//
 
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
@@ -39,6 +42,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <cstring>
+#include <memory>
 
 using namespace mlir;
 using namespace mlir::fp4;
@@ -253,6 +257,31 @@ private:
   int64_t axis;
 };
 } // namespace
+
+FailureOr<ConstantRowReader>
+mlir::fp4::getConstantQuantizeInputReader(Operation *op, std::string *reason) {
+  auto quantize = dyn_cast<QuantizeOp>(op);
+  if (!quantize) {
+    if (reason)
+      *reason = "not an fp4.quantize";
+    return failure();
+  }
+  auto source = std::make_shared<ConstantSource>();
+  if (failed(matchConstantSource(quantize.getInput(), *source,
+                                 [&](const Twine &why) {
+                                   if (reason)
+                                     *reason = why.str();
+                                   return failure();
+                                 })))
+    return failure();
+  QuantizedTensorType type = quantize.getResult().getType();
+  // The type's shape is uniqued in the context: the ArrayRef stays valid.
+  return ConstantRowReader(
+      [source, shape = type.getShape(), axis = type.getAxis()](
+          int64_t firstRow, int64_t numRows, MutableArrayRef<float> values) {
+        SourceRowReader(*source, shape, axis)(firstRow, numRows, values);
+      });
+}
 
 //===----------------------------------------------------------------------===//
 // Building and dropping constants
@@ -502,6 +531,7 @@ struct FoldDequantizeOfConstantPack final : OpRewritePattern<DequantizeOp> {
 
 void mlir::fp4::populateFP4FoldConstantsPatterns(
     RewritePatternSet &patterns, const FoldConstantsOptions &options) {
-  patterns.add<FoldConstantQuantize, FoldDequantizeOfConstantPack>(
-      patterns.getContext(), options);
+  patterns.add<FoldConstantQuantize>(patterns.getContext(), options);
+  if (options.foldDequantize)
+    patterns.add<FoldDequantizeOfConstantPack>(patterns.getContext(), options);
 }

@@ -30,6 +30,7 @@ struct FP4FoldConstantsPass final
     RewritePatternSet set(context);
     FoldConstantsOptions options;
     options.maxElements = maxElements;
+    options.foldDequantize = foldDequantize;
     populateFP4FoldConstantsPatterns(set, options);
     patterns = FrozenRewritePatternSet(std::move(set));
     return success();
@@ -39,7 +40,7 @@ struct FP4FoldConstantsPass final
     SmallVector<Operation *> fp4Ops;
     bool tooLarge = false;
     getOperation()->walk([&](Operation *op) {
-      if (isa<DequantizeOp>(op))
+      if (isa<DequantizeOp>(op) && foldDequantize)
         fp4Ops.push_back(op);
       auto quantize = dyn_cast<QuantizeOp>(op);
       if (!quantize)

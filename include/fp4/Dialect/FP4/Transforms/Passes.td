@@ -93,7 +93,9 @@ def FP4FoldConstants : Pass<"fp4-fold-constants"> {
     (the numerics library), so no runtime quantization remains for weights.
     Any blocked axis is supported; stochastic rounding keys its counter by
     the element's index in the logical tensor. Likewise folds
-    `fp4.dequantize` of `fp4.pack` of constants into a float constant.
+    `fp4.dequantize` of `fp4.pack` of constants into a float constant when
+    `fold-dequantize=true` (off by default: it expands packed weights back to
+    float, which only a consumer that wants float weights should ask for).
 
     Large constants are read straight from their bytes (no per-element
     APFloat) and processed in parallel over rows on MLIR's thread pool
@@ -111,6 +113,10 @@ def FP4FoldConstants : Pass<"fp4-fold-constants"> {
   let options = [
     Option<"maxElements", "max-elements", "int64_t", /*default=*/"1ll << 32",
            "Largest constant (in elements) the pass will fold">,
+    Option<"foldDequantize", "fold-dequantize", "bool", /*default=*/"false",
+           "Also fold fp4.dequantize of fp4.pack of constants into float "
+           "constants (default: keep such weights packed, dequantized at "
+           "run time)">,
   ];
   let dependentDialects = ["::mlir::fp4::FP4Dialect", "::mlir::arith::ArithDialect"];
 }

@@ -13,6 +13,9 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <functional>
+#include <string>
+
 namespace mlir {
 class MLIRContext;
 class RewritePatternSet;
@@ -65,6 +68,9 @@ struct FoldConstantsOptions {
   /// Constants with more elements are left alone (the fp4-fold-constants pass
   /// reports them as errors).
   int64_t maxElements = int64_t(1) << 32;
+  /// Also fold fp4.dequantize of fp4.pack of constants into float constants
+  /// (off by default: packed weights stay packed).
+  bool foldDequantize = false;
 };
 
 /// Adds the pattern replacing fp4.quantize of a constant (dense or
@@ -72,17 +78,31 @@ struct FoldConstantsOptions {
 /// and arith.truncf) by fp4.pack of constant components computed with the
 /// scheme's reference quantizer, in parallel on the context's thread pool.
 /// Components under 64 elements become `dense` literals, larger ones
-/// `dense_resource` blobs named fp4_<source>_<component>. Also adds the
-/// pattern folding fp4.dequantize of fp4.pack of constants into a float
-/// constant (the scheme's reference dequantizer). Producers left without
-/// users are erased. Inputs that are not such constants, and schemes without
-/// a reference quantizer, fail with a notifyMatchFailure reason.
+/// `dense_resource` blobs named fp4_<source>_<component>. With
+/// `foldDequantize`, also adds the pattern folding fp4.dequantize of fp4.pack
+/// of constants into a float constant (the scheme's reference dequantizer).
+/// Producers left without users are erased. Inputs that are not such
+/// constants, and schemes without a reference quantizer, fail with a
+/// notifyMatchFailure reason.
 void populateFP4FoldConstantsPatterns(RewritePatternSet &patterns,
                                       const FoldConstantsOptions &options = {});
 
 /// Whether `op` is an fp4.quantize whose input the fold-constants pattern can
 /// read at compile time, whatever its size.
 bool isFoldableConstantQuantize(Operation *op);
+
+/// Produces row-view rows [firstRow, firstRow + numRows) of a quantize input
+/// as f32 (ReferenceQuantization.h) into `values` (numRows x axis length).
+/// Safe to call concurrently.
+using ConstantRowReader = std::function<void(
+    int64_t firstRow, int64_t numRows, MutableArrayRef<float> values)>;
+
+/// For an fp4.quantize accepted by isFoldableConstantQuantize, a reader of
+/// exactly the values fp4-fold-constants quantizes (casts and transposes
+/// applied), valid while the constant lives; otherwise failure, with the
+/// reason in `reason` when given. Used by analyses (fp4-error-report).
+FailureOr<ConstantRowReader>
+getConstantQuantizeInputReader(Operation *op, std::string *reason = nullptr);
 
 } // namespace fp4
 } // namespace mlir
