@@ -8,7 +8,22 @@ transposed with `linalg.transpose` and fed to `linalg.matmul`, plus one
 come from a fixed seed so every run quantizes the same numbers.
 
 Usage: gen_mlp.py OUT.mlir [--tokens T --hidden D --intermediate F --seed S]
+                  [--outliers N --calibration-samples S]
 Also writes OUT.npz with the bf16-rounded weights (as f32) for the reference.
+
+--outliers N gives the activations realistic channel outliers (off by
+default): N hidden channels of x are 20-100x larger than the rest, and N rows
+of W_up are 20-100x larger, so that N channels of the down-projection input
+h = silu(gate) * up are outliers as well (the "massive activations" of trained
+LLMs sit in a few fixed channels). The channels and factors come from the
+seed.
+
+--calibration-samples S (with S > 0) also writes OUT.cal.npz, calibration data
+in the format of docs/Calibration.md: S fresh samples of x drawn from the same
+distribution (other random numbers than the evaluation tokens) under the key
+"@mlp/arg0", and the down-projection input h computed from them in f64 through
+the same bf16 weights (the f32 prefix of the block) under the key "h", the
+name location of the SiLU/gating op.
 """
 import argparse
 
@@ -28,15 +43,48 @@ def resource_hex(a_f32):
     return "0x02000000" + bf16.tobytes().hex().upper()
 
 
-def make_weights(tokens, hidden, inter, seed):
+def outlier_channels(rng, n, count):
+    """`count` distinct channels of `n` and their factors in [20, 100]."""
+    channels = np.sort(rng.choice(n, size=count, replace=False))
+    return channels, rng.uniform(20.0, 100.0, size=count).astype(np.float32)
+
+
+def make_weights(tokens, hidden, inter, seed, outliers=0):
     rng = np.random.default_rng(seed)
     # Kaiming-like scales; a few heavy rows mimic trained LLM weights.
     w_gate = rng.standard_normal((inter, hidden)).astype(np.float32) / np.sqrt(hidden)
     w_up = rng.standard_normal((inter, hidden)).astype(np.float32) / np.sqrt(hidden)
     w_down = rng.standard_normal((hidden, inter)).astype(np.float32) / np.sqrt(inter)
     x = rng.standard_normal((tokens, hidden)).astype(np.float32)
-    return {"w_gate": bf16_round(w_gate), "w_up": bf16_round(w_up),
+    data = {"w_gate": bf16_round(w_gate), "w_up": bf16_round(w_up),
             "w_down": bf16_round(w_down), "x": x}
+    if outliers:
+        # A separate generator, so that the weights and tokens above are the
+        # same numbers with or without outliers.
+        orng = np.random.default_rng([seed, 1])
+        x_ch, x_fac = outlier_channels(orng, hidden, outliers)
+        h_ch, h_fac = outlier_channels(orng, inter, outliers)
+        data["x"][:, x_ch] *= x_fac
+        data["w_up"][h_ch, :] = bf16_round(w_up[h_ch, :] * h_fac[:, None])
+        data.update(x_outlier_channels=x_ch, x_outlier_factors=x_fac,
+                    h_outlier_channels=h_ch, h_outlier_factors=h_fac)
+    return data
+
+
+def silu_mul(g, u):
+    return g / (1.0 + np.exp(-g)) * u
+
+
+def make_calibration(data, samples, seed):
+    """Samples of x from the same distribution and the h they produce."""
+    rng = np.random.default_rng([seed, 2])
+    x = rng.standard_normal((samples, data["x"].shape[1])).astype(np.float32)
+    if "x_outlier_channels" in data:
+        x[:, data["x_outlier_channels"]] *= data["x_outlier_factors"]
+    x64 = x.astype(np.float64)
+    h = silu_mul(x64 @ data["w_gate"].astype(np.float64).T,
+                 x64 @ data["w_up"].astype(np.float64).T)
+    return {"@mlp/arg0": x, "h": h.astype(np.float32)}
 
 
 IR = """// SwiGLU MLP block, T={T} tokens, hidden D={D}, intermediate F={F}.
@@ -84,7 +132,7 @@ module {{
         %sig = arith.divf %gv, %den : f32
         %hv = arith.mulf %sig, %uv : f32
         linalg.yield %hv : f32
-    }} -> tensor<{T}x{F}xf32>
+    }} -> tensor<{T}x{F}xf32> loc("h")
 
     // down = h @ W_down^T: linalg.matmul with a transposed-B indexing map.
     %wd = arith.extf %wd_bf16 : tensor<{D}x{F}xbf16> to tensor<{D}x{F}xf32>
@@ -115,13 +163,22 @@ def main():
     ap.add_argument("--hidden", type=int, default=256)
     ap.add_argument("--intermediate", type=int, default=768)
     ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--outliers", type=int, default=0,
+                    help="channels of x and of h that are 20-100x larger (default 0)")
+    ap.add_argument("--calibration-samples", type=int, default=0,
+                    help="write OUT.cal.npz with this many calibration samples")
     args = ap.parse_args()
-    data = make_weights(args.tokens, args.hidden, args.intermediate, args.seed)
+    data = make_weights(args.tokens, args.hidden, args.intermediate, args.seed,
+                        args.outliers)
     with open(args.out, "w") as f:
         f.write(IR.format(T=args.tokens, D=args.hidden, F=args.intermediate, seed=args.seed,
                           w_gate=resource_hex(data["w_gate"]), w_up=resource_hex(data["w_up"]),
                           w_down=resource_hex(data["w_down"])))
-    np.savez(args.out.rsplit(".", 1)[0] + ".npz", **data)
+    stem = args.out.rsplit(".", 1)[0]
+    np.savez(stem + ".npz", **data)
+    if args.calibration_samples > 0:
+        np.savez(stem + ".cal.npz", **make_calibration(data, args.calibration_samples,
+                                                       args.seed))
 
 
 if __name__ == "__main__":

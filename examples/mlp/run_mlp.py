@@ -18,8 +18,15 @@ accumulation):
 The first row runs the same pipeline without fp4-quantize: it checks the CPU
 lowering itself (its error is f32 rounding only).
 
+Then (unless --no-accuracy) the accuracy table of docs/Accuracy.md: the same
+block with realistic channel outliers in its activations, through the
+accuracy recipes (macro-scaling, rotations, outlier fallback, residual
+correction, other formats), with the error components of fp4-error-report
+per recipe and the end-to-end errors (examples/mlp/accuracy.py).
+
 Usage: run_mlp.py [--tokens T --hidden D --intermediate F --seed S]
                   [--json OUT.json] [--workdir DIR]
+                  [--no-accuracy] [--accuracy-json OUT.json] [--accuracy-plot OUT.png]
 """
 import argparse
 import json
@@ -35,6 +42,8 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "examples" / "mlp"))
+import accuracy  # noqa: E402
 from fp4 import ir  # noqa: E402
 
 BUILD = pathlib.Path(os.environ.get("FP4_BUILD_DIR", ROOT / "build"))
@@ -100,6 +109,10 @@ def main():
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--json", help="also write the results here")
     ap.add_argument("--workdir", help="keep the generated IR here")
+    ap.add_argument("--no-accuracy", action="store_true",
+                    help="skip the accuracy table (docs/Accuracy.md)")
+    ap.add_argument("--accuracy-json", help="write the accuracy figures here")
+    ap.add_argument("--accuracy-plot", help="write the accuracy plot (PNG) here")
     args = ap.parse_args()
 
     work = pathlib.Path(args.workdir or tempfile.mkdtemp(prefix="fp4-mlp-"))
@@ -144,6 +157,15 @@ def main():
     print(f"\nReproduce one row: {results[1]['command']}")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(results, indent=2))
+
+    if not args.no_accuracy:
+        acc = accuracy.run_all(T, D, F, args.seed, workdir=work / "accuracy")
+        print()
+        print(accuracy.format_table(acc))
+        if args.accuracy_json:
+            pathlib.Path(args.accuracy_json).write_text(json.dumps(acc, indent=2))
+        if args.accuracy_plot:
+            accuracy.plot(acc, args.accuracy_plot)
 
 
 if __name__ == "__main__":

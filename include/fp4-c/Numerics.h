@@ -96,6 +96,74 @@ void fp4RoundToBF16Array(const float *v, int64_t n, float *out);
 void fp4CounterRandomArray(uint32_t seed, int64_t first, int64_t n,
                            uint32_t *out);
 
+/* Block Hadamard rotations (numerics.md 6, fp4/Numerics/Hadamard.h). */
+
+/// Rotates each row of x[rows, cols] along cols: y = x R with
+/// R = I (x) (D Hn_size) (x) I_stride, D the seeded signs when `randomized`
+/// (else I); R^T when `inverse`. size: a power of two; stride >= 1;
+/// size * stride must divide cols. `out` may alias `x`. Returns 0 on
+/// success, non-zero on bad arguments (nothing written).
+int fp4HadamardRotate(const float *x, int64_t rows, int64_t cols, int64_t size,
+                      int64_t stride, int32_t randomized, uint32_t seed,
+                      int32_t inverse, float *out);
+/// The randomized rotation's sign flags (1 = negative) of Hadamard
+/// coordinates 0 .. size-1 under `seed`. Returns non-zero if size < 1.
+int fp4HadamardSigns(uint32_t seed, int64_t size, uint8_t *negative);
+
+/* Three-way error decomposition (numerics.md 9,
+   fp4/Numerics/ErrorDecomposition.h; docs/ErrorReport.md). */
+
+typedef enum Fp4ElementGrid {
+  FP4_GRID_E2M1 = 0, /* MXFP4, NVFP4, macro-scaled MXFP4 */
+  FP4_GRID_HIF4 = 1,
+} Fp4ElementGrid;
+
+/// Sums over a tensor: absolute energies (divide by norm2 for the relative
+/// figures), vector-term energies and cross terms 2<a, b>, counts.
+typedef struct Fp4ErrorStats {
+  double norm2, total, scale, dead, grid;
+  double scaleBias, deadzone, gridNoise;
+  double crossScaleBiasDeadzone, crossScaleBiasGridNoise,
+      crossDeadzoneGridNoise;
+  double maxAbsResidual;
+  int64_t elements, clipped, zeroed, blocks, nonFiniteBlocks;
+} Fp4ErrorStats;
+
+/// Decomposes the quantization error of x[rows, cols] (blocks of blockSize
+/// along cols) given its dequantized values xq[rows, cols] and packed codes
+/// codes[rows, cols/2] (the layout of fp4ReferenceQuantize). Optional
+/// outputs (NULL to skip): perBlock[rows * cols/blockSize][5] = norm2, total,
+/// scale, dead, grid (absolute; NaN for a non-finite block), and the vector
+/// terms scaleBias/deadzone/gridNoise[rows, cols]. Returns non-zero on bad
+/// arguments (nothing written).
+int fp4DecomposeError(int32_t grid, int64_t blockSize, const float *x,
+                      const float *xq, const uint8_t *codes, int64_t rows,
+                      int64_t cols, Fp4ErrorStats *stats, double *perBlock,
+                      double *scaleBias, double *deadzone, double *gridNoise);
+
+/* Outlier fallback and residual correction (numerics.md 7 and 8;
+   fp4/Numerics/Outliers.h, Residual.h). Side tensors have the layout of
+   fp4.split_outliers: values and indices [rows, cols/blockSize, k], slot j
+   of a block holding its element of rank j (larger |x| first, compared as
+   bit patterns, ties to the lower index), indices its position in the
+   block. Values are exact f32 (the IR stores them rounded to bf16:
+   fp4RoundToBF16Array). 1 <= k <= blockSize <= 128, blockSize | cols. */
+
+/// Splits every row of x[rows, cols]: values/indices as above, and
+/// rest[rows, cols] = x with the selected elements replaced by +0 (`rest`
+/// may alias `x`). Returns 0 on success, non-zero on bad arguments.
+int fp4SplitOutliers(const float *x, int64_t rows, int64_t cols,
+                     int64_t blockSize, int64_t k, float *rest, float *values,
+                     uint8_t *indices);
+
+/// The sparse quantization residual: r = x - dequantize(quantize(x)) with
+/// the reference quantizer of `params` (one f32 subtraction per element),
+/// then the block top-k of r into values/indices (blockSize 4, k 2: the 2:4
+/// pattern). Returns 0 on success, non-zero on bad arguments.
+int fp4SparseResidual(const Fp4SchemeParams *params, const float *x,
+                      int64_t rows, int64_t cols, int64_t blockSize, int64_t k,
+                      float *values, uint8_t *indices);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,11 +7,16 @@
 
 #include "fp4-c/Numerics.h"
 
+#include "fp4/Numerics/ErrorDecomposition.h"
+#include "fp4/Numerics/Hadamard.h"
+#include "fp4/Numerics/Outliers.h"
 #include "fp4/Numerics/Reference.h"
+#include "fp4/Numerics/Residual.h"
 #include "fp4/Numerics/ScalarOps.h"
 #include "fp4/Numerics/ScalarRules.h"
 
 #include <cstring>
+#include <vector>
 
 using namespace mlir::fp4::numerics;
 
@@ -276,6 +281,133 @@ void fp4CounterRandomArray(uint32_t seed, int64_t first, int64_t n,
                            uint32_t *out) {
   for (int64_t i = 0; i < n; ++i)
     out[i] = elementRandomBits(seed, first + i);
+}
+
+int fp4HadamardRotate(const float *x, int64_t rows, int64_t cols, int64_t size,
+                      int64_t stride, int32_t randomized, uint32_t seed,
+                      int32_t inverse, float *out) {
+  HadamardParams params;
+  params.size = size;
+  params.stride = stride;
+  params.randomized = randomized != 0;
+  params.seed = seed;
+  params.inverse = inverse != 0;
+  if (rows < 0 || cols < 0 || !isValidHadamard(params, cols) ||
+      (rows > 0 && cols > 0 && (!x || !out)))
+    return 1;
+  if (out != x)
+    std::memmove(out, x, sizeof(float) * rows * cols);
+  hadamardRotateRows(params, out, rows, cols);
+  return 0;
+}
+
+int fp4HadamardSigns(uint32_t seed, int64_t size, uint8_t *negative) {
+  if (size < 1 || !negative)
+    return 1;
+  std::vector<uint8_t> signs = hadamardSigns(seed, size);
+  std::memcpy(negative, signs.data(), signs.size());
+  return 0;
+}
+
+int fp4DecomposeError(int32_t grid, int64_t blockSize, const float *x,
+                      const float *xq, const uint8_t *codes, int64_t rows,
+                      int64_t cols, Fp4ErrorStats *stats, double *perBlock,
+                      double *scaleBias, double *deadzone, double *gridNoise) {
+  if ((grid != FP4_GRID_E2M1 && grid != FP4_GRID_HIF4) || blockSize <= 0 ||
+      blockSize % 2 != 0 || rows < 0 || cols < 0 || cols % blockSize != 0 ||
+      !stats || (rows * cols > 0 && (!x || !xq || !codes)))
+    return 1;
+  ElementGrid g = grid == FP4_GRID_E2M1 ? ElementGrid::E2M1 : ElementGrid::HiF4;
+  ErrorStats sum;
+  int64_t blocksPerRow = cols / blockSize;
+  std::vector<ErrorEnergies> blocks(perBlock ? blocksPerRow : 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t at = r * cols;
+    decomposeRow(g, blockSize, x + at, xq + at, cols, codes + r * (cols / 2),
+                 sum, perBlock ? blocks.data() : nullptr,
+                 scaleBias ? scaleBias + at : nullptr,
+                 deadzone ? deadzone + at : nullptr,
+                 gridNoise ? gridNoise + at : nullptr);
+    for (int64_t b = 0; perBlock && b < blocksPerRow; ++b) {
+      double *out = perBlock + 5 * (r * blocksPerRow + b);
+      out[0] = blocks[b].norm2;
+      out[1] = blocks[b].total;
+      out[2] = blocks[b].scale();
+      out[3] = blocks[b].dead;
+      out[4] = blocks[b].grid;
+    }
+  }
+  *stats = Fp4ErrorStats{sum.energies.norm2,
+                         sum.energies.total,
+                         sum.energies.scale(),
+                         sum.energies.dead,
+                         sum.energies.grid,
+                         sum.terms.scaleBias,
+                         sum.terms.deadzone,
+                         sum.terms.gridNoise,
+                         sum.terms.crossScaleBiasDeadzone,
+                         sum.terms.crossScaleBiasGridNoise,
+                         sum.terms.crossDeadzoneGridNoise,
+                         sum.terms.maxAbsResidual,
+                         sum.elements,
+                         sum.clipped,
+                         sum.zeroed,
+                         sum.blocks,
+                         sum.nonFiniteBlocks};
+  return 0;
+}
+
+static bool validSparseBlocks(int64_t rows, int64_t cols, int64_t blockSize,
+                              int64_t k) {
+  return rows >= 0 && cols > 0 && blockSize >= 1 &&
+         blockSize <= kMaxSparseBlock && k >= 1 && k <= blockSize &&
+         cols % blockSize == 0;
+}
+
+int fp4SplitOutliers(const float *x, int64_t rows, int64_t cols,
+                     int64_t blockSize, int64_t k, float *rest, float *values,
+                     uint8_t *indices) {
+  if (!validSparseBlocks(rows, cols, blockSize, k) ||
+      (rows > 0 && (!x || !rest || !values || !indices)))
+    return 1;
+  int64_t sideCols = cols / blockSize * k;
+  std::vector<int32_t> index(sideCols);
+  for (int64_t r = 0; r < rows; ++r) {
+    splitOutliersRow(x + r * cols, cols, blockSize, k, rest + r * cols,
+                     values + r * sideCols, index.data());
+    for (int64_t j = 0; j < sideCols; ++j)
+      indices[r * sideCols + j] = static_cast<uint8_t>(index[j]);
+  }
+  return 0;
+}
+
+int fp4SparseResidual(const Fp4SchemeParams *params, const float *x,
+                      int64_t rows, int64_t cols, int64_t blockSize, int64_t k,
+                      float *values, uint8_t *indices) {
+  int64_t codesBytes = 0, scalesBytes = 0, auxBytes = 0;
+  if (!validSparseBlocks(rows, cols, blockSize, k) ||
+      (rows > 0 && (!x || !values || !indices)) ||
+      fp4ReferenceComponentSizes(params, rows, cols, &codesBytes, &scalesBytes,
+                                 &auxBytes) != 0)
+    return 1;
+  std::vector<uint8_t> codes(codesBytes), scales(scalesBytes), aux(auxBytes);
+  std::vector<float> deq(rows * cols);
+  float tensorScale = 1.0f;
+  if (rows > 0 &&
+      (fp4ReferenceQuantize(params, x, rows, cols, codes.data(), scales.data(),
+                            aux.data(), &tensorScale) != 0 ||
+       fp4ReferenceDequantize(params, codes.data(), scales.data(), aux.data(),
+                              &tensorScale, rows, cols, deq.data()) != 0))
+    return 1;
+  int64_t sideCols = cols / blockSize * k;
+  std::vector<int32_t> index(sideCols);
+  for (int64_t r = 0; r < rows; ++r) {
+    residualRow(x + r * cols, deq.data() + r * cols, cols, blockSize, k,
+                values + r * sideCols, index.data());
+    for (int64_t j = 0; j < sideCols; ++j)
+      indices[r * sideCols + j] = static_cast<uint8_t>(index[j]);
+  }
+  return 0;
 }
 
 } // extern "C"

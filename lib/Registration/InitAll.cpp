@@ -21,6 +21,11 @@ void mlir::fp4::registerAllDialects(DialectRegistry &registry) {
 void mlir::fp4::registerAllPasses() {
   registerFP4Quantize();
   registerFP4FoldConstants();
+  registerFP4Rotate();
+  registerFP4ErrorReport();
+  registerFP4MacroScale();
+  registerFP4OutlierFallback();
+  registerFP4Residual();
   registerConvertFP4ToLinalg();
   registerFP4Pipelines();
 }

@@ -77,6 +77,16 @@ def _declare(lib):
         "fp4RoundToBF16Array": (None, [p_f32, c.c_int64, p_f32]),
         "fp4CounterRandomArray": (
             None, [c.c_uint32, c.c_int64, c.c_int64, p_u32]),
+        "fp4HadamardRotate": (
+            c.c_int, [p_f32, c.c_int64, c.c_int64, c.c_int64, c.c_int64,
+                      c.c_int32, c.c_uint32, c.c_int32, p_f32]),
+        "fp4HadamardSigns": (c.c_int, [c.c_uint32, c.c_int64, p_u8]),
+        "fp4SplitOutliers": (
+            c.c_int, [p_f32, c.c_int64, c.c_int64, c.c_int64, c.c_int64,
+                      p_f32, p_f32, p_u8]),
+        "fp4SparseResidual": (
+            c.c_int, [p_params, p_f32, c.c_int64, c.c_int64, c.c_int64,
+                      c.c_int64, p_f32, p_u8]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)

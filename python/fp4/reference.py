@@ -214,3 +214,189 @@ def counter_random(seed, first, n):
     _lib.load().fp4CounterRandomArray(seed & 0xFFFFFFFF, first, n,
                                       _ptr(out, ctypes.c_uint32))
     return out
+
+
+# Block Hadamard rotations (numerics.md 6; include/fp4/Numerics/Hadamard.h).
+
+def hadamard_rotate(x, size, randomized=False, seed=0, inverse=False,
+                    stride=1):
+    """x R along the last axis, R = I (x) (D Hn_size) (x) I_stride (D: the
+    seeded signs when `randomized`, else I); x R^T when `inverse`. Returns
+    float32 of x's shape, computed by the C++ rotation the folder and the
+    lowering use (same bits)."""
+    x = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
+    if x.ndim == 0:
+        raise ValueError("hadamard_rotate needs at least one axis")
+    cols = x.shape[-1]
+    rows = x.size // cols if cols else 0
+    out = np.empty_like(x)
+    if _lib.load().fp4HadamardRotate(
+            _ptr(x, ctypes.c_float), rows, cols, size, stride,
+            int(bool(randomized)), seed & 0xFFFFFFFF, int(bool(inverse)),
+            _ptr(out, ctypes.c_float)):
+        raise ValueError(
+            f"invalid rotation: size {size} (a power of two) times stride "
+            f"{stride} must divide the last axis ({cols})")
+    return out
+
+
+def hadamard_signs(seed, size):
+    """The randomized rotation's signs (+1.0 / -1.0) of coordinates
+    0 .. size-1 under `seed`."""
+    neg = np.empty(size, dtype=np.uint8)
+    if _lib.load().fp4HadamardSigns(seed & 0xFFFFFFFF, size,
+                                    _ptr(neg, ctypes.c_uint8)):
+        raise ValueError(f"invalid size {size}")
+    return np.where(neg != 0, -1.0, 1.0).astype(np.float32)
+
+
+# Three-way error decomposition (numerics.md 9;
+# include/fp4/Numerics/ErrorDecomposition.h, docs/ErrorReport.md).
+
+GRIDS = {"e2m1": 0, "hif4": 1}
+# The finest scale block each scheme's decomposition uses.
+DECOMPOSITION_BLOCK = {"mxfp4": None, "nvfp4": 16, "hif4": 4, "macro": 32}
+
+
+class _ErrorStats(ctypes.Structure):
+    """Mirror of Fp4ErrorStats in include/fp4-c/Numerics.h."""
+
+    _fields_ = [(name, ctypes.c_double) for name in (
+        "norm2", "total", "scale", "dead", "grid", "scaleBias", "deadzone",
+        "gridNoise", "crossScaleBiasDeadzone", "crossScaleBiasGridNoise",
+        "crossDeadzoneGridNoise", "maxAbsResidual")] + [
+        (name, ctypes.c_int64) for name in (
+            "elements", "clipped", "zeroed", "blocks", "nonFiniteBlocks")]
+
+
+def decompose_error(x, xq, codes, block_size, grid="e2m1", per_block=False,
+                    vectors=False):
+    """Decompose the error of x (blocks of `block_size` along the last axis)
+    quantized to packed `codes` and dequantized to `xq`, with the C++ code
+    of fp4-error-report. Returns a dict: the absolute sums of Fp4ErrorStats
+    (norm2, total, scale, dead, grid, scaleBias, ..., maxAbsResidual,
+    elements, clipped, zeroed, blocks, nonFiniteBlocks), "relative" (the
+    energies over norm2), "fractions" (clipped, zeroed over elements), and
+    optionally "per_block" float64 [blocks, 5] (norm2, total, scale, dead,
+    grid) and the vector terms "scale_bias_vector", "deadzone_vector",
+    "grid_noise_vector" (float64 of x's shape)."""
+    x = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
+    xq = np.ascontiguousarray(np.asarray(xq, dtype=np.float32))
+    codes = np.ascontiguousarray(np.asarray(codes, dtype=np.uint8))
+    if x.ndim == 0 or x.shape != xq.shape:
+        raise ValueError("x and xq must have the same shape (rank >= 1)")
+    cols = x.shape[-1]
+    rows = x.size // cols if cols else 0
+    if codes.size * 2 != x.size:
+        raise ValueError("codes must hold two codes per byte for every x")
+    fn = _lib.load().fp4DecomposeError
+    p_f64 = ctypes.POINTER(ctypes.c_double)
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_int32, ctypes.c_int64, ctypes.POINTER(
+        ctypes.c_float), ctypes.POINTER(ctypes.c_float), ctypes.POINTER(
+        ctypes.c_uint8), ctypes.c_int64, ctypes.c_int64,
+        ctypes.POINTER(_ErrorStats), p_f64, p_f64, p_f64, p_f64]
+    blocks = np.empty((rows * (cols // block_size) if block_size else 0, 5))
+    vec = [np.empty(x.shape) for _ in range(3)] if vectors else [None] * 3
+    stats = _ErrorStats()
+    rc = fn(GRIDS[grid], block_size, _ptr(x, ctypes.c_float),
+            _ptr(xq, ctypes.c_float), _ptr(codes, ctypes.c_uint8), rows, cols,
+            ctypes.byref(stats),
+            _ptr(blocks, ctypes.c_double) if per_block else None,
+            *[_ptr(v, ctypes.c_double) if v is not None else None
+              for v in vec])
+    if rc:
+        raise ValueError(f"fp4DecomposeError rejected block size {block_size}"
+                         f" / grid {grid} for {rows}x{cols}")
+    out = {name: getattr(stats, name) for name, _ in _ErrorStats._fields_}
+    n2 = out["norm2"]
+    out["relative"] = {k: (out[k] / n2 if n2 > 0 else 0.0) for k in (
+        "total", "scale", "dead", "grid", "scaleBias", "deadzone",
+        "gridNoise", "crossScaleBiasDeadzone", "crossScaleBiasGridNoise",
+        "crossDeadzoneGridNoise")}
+    n = max(out["elements"], 1)
+    out["fractions"] = {"clipped": out["clipped"] / n,
+                        "zeroed": out["zeroed"] / n}
+    if per_block:
+        out["per_block"] = blocks
+    if vectors:
+        (out["scale_bias_vector"], out["deadzone_vector"],
+         out["grid_noise_vector"]) = vec
+    return out
+
+
+def error_report(x, scheme="mxfp4", per_block=False, vectors=False,
+                 **options):
+    """Quantize x with the reference quantizer of `scheme` (options as in
+    quantize) and decompose the error as fp4-error-report does."""
+    q = quantize(x, scheme, **options)
+    xq = dequantize(q)
+    block = DECOMPOSITION_BLOCK[scheme] or options.get("block_size", 32)
+    grid = "hif4" if scheme == "hif4" else "e2m1"
+    report = decompose_error(x, xq, q.codes, block, grid, per_block, vectors)
+    report["dequantized"] = xq
+    report["quantized"] = q
+    return report
+
+
+# Outlier fallback and residual correction (numerics.md 7, 8): block-sparse
+# side tensors values/indices [..., cols/block_size, k], slot j of a block
+# holding its element of rank j (larger |x| first, ties to the lower index).
+
+def _sparse_rows(x):
+    x = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
+    if x.ndim == 0:
+        raise ValueError("needs at least one axis")
+    cols = x.shape[-1]
+    return x, (x.size // cols if cols else 0), cols
+
+
+def split_outliers(x, block_size=32, k=1, bf16_values=True):
+    """fp4.split_outliers along the last axis: (rest, values, indices).
+    values are rounded to bf16 (as the IR stores them) unless
+    bf16_values=False; indices are uint8 in-block positions."""
+    x, rows, cols = _sparse_rows(x)
+    if block_size <= 0 or cols % block_size:
+        raise ValueError("block_size must divide the last axis")
+    side = x.shape[:-1] + (cols // block_size, k)
+    rest = np.empty_like(x)
+    values = np.empty(side, dtype=np.float32)
+    indices = np.empty(side, dtype=np.uint8)
+    if _lib.load().fp4SplitOutliers(
+            _ptr(x, ctypes.c_float), rows, cols, block_size, k,
+            _ptr(rest, ctypes.c_float), _ptr(values, ctypes.c_float),
+            _ptr(indices, ctypes.c_uint8)):
+        raise ValueError("fp4SplitOutliers rejected the arguments "
+                         "(1 <= k <= block_size <= 128)")
+    return rest, round_to_bf16(values) if bf16_values else values, indices
+
+
+def sparse_residual(x, scheme="mxfp4", block_size=4, k=2, bf16_values=True,
+                    **options):
+    """fp4.residual of x against its reference quantization with `scheme`
+    (options: see make_params): (values, indices) of the block top-k of
+    r = x - dequantize(quantize(x)). block_size=4, k=2 is 2:4."""
+    x, rows, cols = _sparse_rows(x)
+    if block_size <= 0 or cols % block_size:
+        raise ValueError("block_size must divide the last axis")
+    params = make_params(scheme, **options)
+    side = x.shape[:-1] + (cols // block_size, k)
+    values = np.empty(side, dtype=np.float32)
+    indices = np.empty(side, dtype=np.uint8)
+    if _lib.load().fp4SparseResidual(
+            ctypes.byref(params), _ptr(x, ctypes.c_float), rows, cols,
+            block_size, k, _ptr(values, ctypes.c_float),
+            _ptr(indices, ctypes.c_uint8)):
+        raise ValueError("fp4SparseResidual rejected the arguments")
+    return (round_to_bf16(values) if bf16_values else values), indices
+
+
+def scatter_sparse(values, indices, block_size):
+    """The dense tensor [..., blocks * block_size] a (values, indices) pair
+    stands for (numpy only)."""
+    values = np.asarray(values, dtype=np.float32)
+    indices = np.asarray(indices).astype(np.int64)
+    *lead, blocks, k = values.shape
+    dense = np.zeros(tuple(lead) + (blocks, block_size), dtype=np.float32)
+    np.put_along_axis(dense, indices, values, axis=-1)
+    return dense.reshape(tuple(lead) + (blocks * block_size,))

@@ -13,6 +13,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("FP4_BUILD_DIR", ROOT / "build"))
 DOCS = {
     "FP4Dialect.md": "FP4/FP4Dialect.md",
+    "FP4RotationOps.md": "FP4/FP4RotationOps.md",
+    "FP4CorrectionOps.md": "FP4/FP4CorrectionOps.md",
     "FP4TransformsPasses.md": "FP4TransformsPasses.md",
     "FP4ConversionPasses.md": "FP4ConversionPasses.md",
 }

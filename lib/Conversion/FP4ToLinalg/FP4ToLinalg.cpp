@@ -34,6 +34,11 @@ void mlir::fp4::populateFP4ToLinalgConversionPatterns(
   detail::populateDequantizeOpLowering(converter, patterns);
   detail::populateMatmulOpLowering(converter, patterns);
   detail::populatePackUnpackOpLowering(converter, patterns);
+  detail::populateSplitOutliersOpLowering(converter, patterns);
+  detail::populateSplitChannelsOpLowering(converter, patterns);
+  detail::populateResidualOpLowering(converter, patterns);
+  detail::populateCorrectionMatmulOpLowering(converter, patterns);
+  detail::populateRotateOpLowering(converter, patterns);
 }
 
 void mlir::fp4::populateFP4ToLinalgConversion(TypeConverter &converter,

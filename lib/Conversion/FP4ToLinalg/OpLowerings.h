@@ -27,6 +27,18 @@ void populateMatmulOpLowering(const TypeConverter &converter,
                               RewritePatternSet &patterns);
 void populatePackUnpackOpLowering(const TypeConverter &converter,
                                   RewritePatternSet &patterns);
+// fp4-outlier-fallback / fp4-residual ops (FP4CorrectionOps.td).
+void populateSplitOutliersOpLowering(const TypeConverter &converter,
+                                     RewritePatternSet &patterns);
+void populateSplitChannelsOpLowering(const TypeConverter &converter,
+                                     RewritePatternSet &patterns);
+void populateResidualOpLowering(const TypeConverter &converter,
+                                RewritePatternSet &patterns);
+void populateCorrectionMatmulOpLowering(const TypeConverter &converter,
+                                        RewritePatternSet &patterns);
+/// fp4.rotate and fp4.permute (RotateLowering.cpp).
+void populateRotateOpLowering(const TypeConverter &converter,
+                              RewritePatternSet &patterns);
 
 /// Converts a float tensor elementwise to `elementType` (f32, bf16, f16):
 /// exact extension, or rounding to nearest even. Returns `value` itself when

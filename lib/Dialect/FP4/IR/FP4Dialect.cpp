@@ -26,6 +26,14 @@ void FP4Dialect::initialize() {
 #define GET_OP_LIST
 #include "fp4/Dialect/FP4/IR/FP4Ops.cpp.inc"
       >();
+  addOperations<
+#define GET_OP_LIST
+#include "fp4/Dialect/FP4/IR/FP4RotationOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "fp4/Dialect/FP4/IR/FP4CorrectionOps.cpp.inc"
+      >();
 }
 
 void FP4Dialect::registerAttributes() {

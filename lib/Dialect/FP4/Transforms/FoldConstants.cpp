@@ -283,6 +283,27 @@ mlir::fp4::getConstantQuantizeInputReader(Operation *op, std::string *reason) {
       });
 }
 
+FailureOr<ConstantRowReader>
+mlir::fp4::getConstantRowReader(Value value, std::string *reason,
+                                std::string *sourceName) {
+  auto source = std::make_shared<ConstantSource>();
+  if (failed(matchConstantSource(value, *source, [&](const Twine &why) {
+        if (reason)
+          *reason = why.str();
+        return failure();
+      })))
+    return failure();
+  if (sourceName)
+    *sourceName = source->name;
+  auto type = cast<RankedTensorType>(value.getType());
+  return ConstantRowReader(
+      [source, shape = SmallVector<int64_t>(type.getShape()),
+       axis = type.getRank() - 1](int64_t firstRow, int64_t numRows,
+                                  MutableArrayRef<float> values) {
+        SourceRowReader(*source, shape, axis)(firstRow, numRows, values);
+      });
+}
+
 //===----------------------------------------------------------------------===//
 // Building and dropping constants
 //===----------------------------------------------------------------------===//
@@ -532,6 +553,8 @@ struct FoldDequantizeOfConstantPack final : OpRewritePattern<DequantizeOp> {
 void mlir::fp4::populateFP4FoldConstantsPatterns(
     RewritePatternSet &patterns, const FoldConstantsOptions &options) {
   patterns.add<FoldConstantQuantize>(patterns.getContext(), options);
+  populateFP4FoldRotationPatterns(patterns, options);
+  populateFP4FoldCorrectionPatterns(patterns, options);
   if (options.foldDequantize)
     patterns.add<FoldDequantizeOfConstantPack>(patterns.getContext(), options);
 }

@@ -42,6 +42,10 @@ struct FP4FoldConstantsPass final
     getOperation()->walk([&](Operation *op) {
       if (isa<DequantizeOp>(op) && foldDequantize)
         fp4Ops.push_back(op);
+      if (isa<RotateOp, PermuteOp>(op))
+        fp4Ops.push_back(op);
+      if (isa<SplitOutliersOp, SplitChannelsOp, ResidualOp>(op))
+        fp4Ops.push_back(op);
       auto quantize = dyn_cast<QuantizeOp>(op);
       if (!quantize)
         return;

@@ -14,6 +14,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace mlir {
@@ -91,6 +92,102 @@ void populateFP4FoldConstantsPatterns(RewritePatternSet &patterns,
 /// read at compile time, whatever its size.
 bool isFoldableConstantQuantize(Operation *op);
 
+/// Adds the patterns folding fp4.rotate and fp4.permute of a constant
+/// (dense / dense_resource f32, bf16 or f16, possibly behind
+/// linalg.transpose, arith.extf, arith.truncf) into a constant of the result
+/// type, computed with the numerics library's Hadamard rotation
+/// (Hadamard.h) in parallel; populateFP4FoldConstantsPatterns includes them.
+/// Results under 64 elements or uniform become `dense`, larger ones
+/// `dense_resource` blobs named <source>_rotated / <source>_permuted.
+void populateFP4FoldRotationPatterns(RewritePatternSet &patterns,
+                                     const FoldConstantsOptions &options = {});
+
+//===----------------------------------------------------------------------===//
+// fp4-rotate
+//===----------------------------------------------------------------------===//
+
+class CalibrationData;
+class MatmulOp;
+class QuantizeOp;
+
+/// How fp4-rotate chooses R (numerics.md 6; see the pass description).
+enum class RotationMode { Randomized, Deterministic, TwoLevel };
+
+/// Parses the `mode` option of fp4-rotate: randomized, deterministic,
+/// two-level.
+FailureOr<RotationMode> parseRotationMode(StringRef text);
+
+struct RotateOptions {
+  /// Hadamard block size: a power of two in [16, 256].
+  int64_t size = 32;
+  RotationMode mode = RotationMode::Randomized;
+  /// Seed of the randomized signs (randomized mode, and the randomized
+  /// candidate of two-level mode).
+  uint32_t seed = 0;
+  /// Two-level mode: the activations' calibration samples (required there;
+  /// must outlive the patterns).
+  const CalibrationData *calibration = nullptr;
+  /// Two-level mode: a Hadamard across blocks after the permutation.
+  bool crossBlock = false;
+  /// Two-level mode: remark the choice on each matmul.
+  bool remarks = false;
+};
+
+/// K of an fp4.matmul whose operands fp4-rotate can rotate (each an
+/// fp4.quantize result or a float tensor, K static), or failure with the
+/// reason in `reason` when given.
+FailureOr<int64_t> getRotatableReductionSize(MatmulOp op,
+                                             std::string *reason = nullptr);
+
+/// Adds the pattern rotating both operands of an fp4.matmul along K with the
+/// same block Hadamard (randomized or deterministic mode of `options`): an
+/// fp4.rotate (f32 result) before a fresh fp4.quantize of each quantized
+/// operand, and on float operands. Matmuls that getRotatableReductionSize
+/// rejects, or whose K `options.size` does not divide, fail with a
+/// notifyMatchFailure reason. Use a driver that visits each matmul once
+/// (walkAndApplyPatterns): the rotated matmul matches again.
+void populateFP4RotatePatterns(RewritePatternSet &patterns,
+                               const RotateOptions &options);
+
+/// The discardable attribute recording two-level mode's intra-block choice
+/// on an fp4.matmul: "identity", "hadamard-<size>" or
+/// "randomized-hadamard-<size>".
+inline constexpr StringLiteral kIntraBlockRotationAttrName =
+    "fp4.intra_block_rotation";
+
+/// Two-level mode's inter-block balancing: `channelEnergy[k]` is the energy
+/// of channel k (K a multiple of blockSize). Channels in order of descending
+/// energy (ties: lower index first) go to the block of `blockSize` positions
+/// with the least energy that still has room (ties: lower block index).
+/// Returns the permutation (new position -> channel), block by block in
+/// order of placement.
+SmallVector<int64_t> computeBlockBalancingPermutation(
+    ArrayRef<double> channelEnergy, int64_t blockSize);
+
+/// Two-level mode's checks for a matmul fp4-rotate would rotate: the
+/// activation (an fp4.quantize lhs) has calibration samples with K channels
+/// that its scheme can quantize as one [rows, K] tensor. Emits an error
+/// naming the op (and the key looked for) and fails otherwise.
+LogicalResult checkTwoLevelCalibration(MatmulOp op,
+                                       const CalibrationData &data);
+
+/// Adds two-level mode's pattern (see the fp4-rotate pass description):
+/// from `options.calibration`'s samples of the quantized activation, a
+/// block-balancing channel permutation (plus, with `options.crossBlock`, a
+/// Hadamard across blocks) and the intra-block rotation of highest code
+/// entropy, applied to both operands along K; the choice is recorded in
+/// kIntraBlockRotationAttrName. Matmuls without a quantized activation or
+/// usable samples fail with a notifyMatchFailure reason. Use a driver that
+/// visits each matmul once (walkAndApplyPatterns).
+void populateFP4TwoLevelRotationPatterns(RewritePatternSet &patterns,
+                                         const RotateOptions &options);
+
+/// Adds the patterns moving fp4.permute of an activation into the rows of
+/// the constant weights of the matmuls producing it, through single-use
+/// elementwise ops (only where the whole permutation is absorbed that way,
+/// so no runtime permutation is added).
+void populateFP4PermutationFoldingPatterns(RewritePatternSet &patterns);
+
 /// Produces row-view rows [firstRow, firstRow + numRows) of a quantize input
 /// as f32 (ReferenceQuantization.h) into `values` (numRows x axis length).
 /// Safe to call concurrently.
@@ -103,6 +200,141 @@ using ConstantRowReader = std::function<void(
 /// reason in `reason` when given. Used by analyses (fp4-error-report).
 FailureOr<ConstantRowReader>
 getConstantQuantizeInputReader(Operation *op, std::string *reason = nullptr);
+
+/// The same for any float tensor `value` that fp4-fold-constants can read (a
+/// constant behind linalg.transpose, arith.extf, arith.truncf): a reader of
+/// its rows along the last axis. `sourceName` receives the constant's blob
+/// key, if it has one. Used by the folding of fp4.split_outliers and
+/// fp4.residual.
+FailureOr<ConstantRowReader> getConstantRowReader(Value value,
+                                                  std::string *reason = nullptr,
+                                                  std::string *sourceName =
+                                                      nullptr);
+
+//===----------------------------------------------------------------------===//
+// fp4-outlier-fallback and fp4-residual (numerics.md 7, 8)
+//===----------------------------------------------------------------------===//
+
+/// Which operands of an fp4.matmul a correction applies to: the lhs holds
+/// the activations, the rhs the weights.
+enum class CorrectionOperands { Activations, Weights, Both };
+
+/// Parses `activations`, `weights` or `both`.
+FailureOr<CorrectionOperands> parseCorrectionOperands(StringRef text);
+
+enum class OutlierMode {
+  /// Per block, the k largest |x| of every selected quantized operand go to
+  /// a bf16 side tensor (fp4.split_outliers).
+  BlockTopK,
+  /// Channels whose calibrated max |x| exceeds a threshold are gathered out
+  /// of the activations and the weights and multiplied in high precision.
+  StaticChannels,
+};
+
+/// Parses `block-topk` or `static-channels`.
+FailureOr<OutlierMode> parseOutlierMode(StringRef text);
+
+struct OutlierFallbackOptions {
+  OutlierMode mode = OutlierMode::BlockTopK;
+  /// Entries taken out per block (block-topk): 1, 2 or 4.
+  int64_t k = 1;
+  /// Elements per block (block-topk); 0: the quantized operand's scheme
+  /// block (getOutlierBlockSize).
+  int64_t blockSize = 0;
+  CorrectionOperands operands = CorrectionOperands::Both;
+  /// Static channels: the channels (positions along K, increasing) of the
+  /// activations quantized by the given op that are computed in high
+  /// precision; none leaves the product alone. fp4-outlier-fallback selects
+  /// them from calibration data with selectOutlierChannels.
+  std::function<SmallVector<int64_t>(QuantizeOp)> channelsFor;
+};
+
+/// The channels of calibration samples (`rows` x `channels`, row-major)
+/// whose largest |x| exceeds `threshold` (NaN samples never do), increasing.
+SmallVector<int64_t> selectOutlierChannels(ArrayRef<float> samples,
+                                           int64_t channels, double threshold);
+
+/// For the static-channel mode: the fp4.quantize of the activations whose
+/// channels would be split out of `op` (the lhs quantize, on a product with
+/// no correction terms yet and a weight that is an fp4.quantize of a float
+/// tensor or a float tensor), or failure with the reason.
+FailureOr<QuantizeOp> getStaticChannelCandidate(MatmulOp op,
+                                                std::string *reason = nullptr);
+
+/// The default outlier block of a scheme: its block size (MXFP4 32, NVFP4
+/// 16, macro-scaled MXFP4 32), or, when that is smaller than 16 elements
+/// (HiF4's 4-element sub-blocks), its axis multiple (HiF4's 64-group that
+/// carries the E6M2 scale).
+int64_t getOutlierBlockSize(QuantSchemeAttrInterface scheme);
+
+/// Adds the pattern of `options.mode` (see the fp4-outlier-fallback pass).
+/// Block top-k: an fp4.matmul (and the correction terms already accumulated
+/// onto it) is rewritten so that each selected operand produced by
+/// fp4.quantize of %x becomes fp4.quantize of the rest of
+/// fp4.split_outliers %x, plus the correction terms of the outliers. Static
+/// channels: the activations and the weights are split at the channels
+/// `options.channelsFor` gives (fp4.split_channels) and the gathered
+/// channels' product is added. Matmuls it cannot rewrite fail with a
+/// notifyMatchFailure reason. Use a driver that visits each matmul once
+/// (walkAndApplyPatterns).
+void populateFP4OutlierFallbackPatterns(RewritePatternSet &patterns,
+                                        const OutlierFallbackOptions &options);
+
+/// The fp4.matmul operands (lhs, rhs) `options` selects that the block-top-k
+/// pattern would split, with the block size it would use, for a caller that
+/// validates options first (fp4-outlier-fallback reports a block size that
+/// does not divide K as an error).
+SmallVector<std::pair<Value, int64_t>>
+getOutlierSplitCandidates(MatmulOp op, const OutlierFallbackOptions &options);
+
+struct ResidualOptions {
+  /// Elements per block and entries kept per block: 4 and 2 for 2:4.
+  int64_t blockSize = 4;
+  int64_t k = 2;
+  CorrectionOperands operands = CorrectionOperands::Activations;
+};
+
+/// Adds the pattern adding, for each selected fp4.matmul operand produced by
+/// fp4.quantize of %x, the correction terms of fp4.residual %x, %q (see the
+/// fp4-residual pass). Matmuls it cannot rewrite fail with a
+/// notifyMatchFailure reason. Use a driver that visits each matmul once.
+void populateFP4ResidualPatterns(RewritePatternSet &patterns,
+                                 const ResidualOptions &options);
+
+/// Adds the patterns folding fp4.split_outliers of a constant into constant
+/// rest / values / indices, and fp4.residual of a constant and its
+/// fp4.quantize (or fp4.pack of constants) into constant values / indices,
+/// with the numerics library's reference (Outliers.h, Residual.h). Called by
+/// populateFP4FoldConstantsPatterns.
+void populateFP4FoldCorrectionPatterns(RewritePatternSet &patterns,
+                                       const FoldConstantsOptions &options);
+
+//===----------------------------------------------------------------------===//
+// fp4-macro-scale
+//===----------------------------------------------------------------------===//
+
+struct MacroScaleOptions {
+  /// Macro-block size Bm: 0 (the whole blocked axis) or a multiple of 32 in
+  /// [32, 65536], as #fp4.mxfp4_macro's verifier requires.
+  int64_t macroBlock = 256;
+  /// 0: the default factor; N in [1, 256]: search N candidate factors.
+  int64_t search = 0;
+};
+
+/// Adds the pattern rewriting fp4.quantize to #fp4.mxfp4 with blocks of 32
+/// into #fp4.mxfp4_macro with `options` and the same scale rounding, element
+/// rounding and seed, by changing the result type in place. Applies when
+/// every user takes any scheme with unchanged types (fp4.matmul,
+/// fp4.dequantize, other fp4 ops without quantized results except
+/// fp4.unpack) and the blocked axis is a multiple of the macro-block size;
+/// other MXFP4 quantize ops fail with a notifyMatchFailure reason. The
+/// options must satisfy #fp4.mxfp4_macro's verifier.
+void populateFP4MacroScalePatterns(RewritePatternSet &patterns,
+                                   const MacroScaleOptions &options = {});
+
+/// The scheme of `type` if it is an !fp4.tensor quantized with #fp4.mxfp4 in
+/// blocks of 32, the values fp4-macro-scale converts.
+std::optional<MXFP4Attr> getMacroScalableScheme(Type type);
 
 } // namespace fp4
 } // namespace mlir

@@ -1,0 +1,88 @@
+//===- MacroScalePass.cpp - the fp4-macro-scale pass ----------------------===//
+//
+// Checks the options, applies populateFP4MacroScalePatterns once to every op
+// and reports, as remarks, every MXFP4 value it leaves alone and why.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp4/Dialect/FP4/IR/FP4Ops.h"
+#include "fp4/Dialect/FP4/Transforms/Passes.h"
+#include "fp4/Dialect/FP4/Transforms/Transforms.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Rewrite/FrozenRewritePatternSet.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+
+namespace mlir::fp4 {
+#define GEN_PASS_DEF_FP4MACROSCALE
+#include "fp4/Dialect/FP4/Transforms/Passes.h.inc"
+} // namespace mlir::fp4
+
+using namespace mlir;
+using namespace mlir::fp4;
+
+namespace {
+
+/// Reports the pattern's match-failure reasons as remarks on the ops.
+struct RemarkListener final : RewriterBase::Listener {
+  void
+  notifyMatchFailure(Location loc,
+                     function_ref<void(Diagnostic &)> reasonCallback) override {
+    Diagnostic reason(loc, DiagnosticSeverity::Remark);
+    reasonCallback(reason);
+    emitRemark(loc) << "not rewritten: " << reason.str();
+  }
+};
+
+struct FP4MacroScalePass final
+    : mlir::fp4::impl::FP4MacroScaleBase<FP4MacroScalePass> {
+  using Base::Base;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    RewritePatternSet set(context);
+    MacroScaleOptions options;
+    options.macroBlock = macroBlock;
+    options.search = search;
+    populateFP4MacroScalePatterns(set, options);
+    patterns = FrozenRewritePatternSet(std::move(set));
+    return success();
+  }
+
+  void runOnOperation() override {
+    Operation *root = getOperation();
+    // The options are the parameters of the target scheme: its verifier
+    // says what is wrong with them.
+    auto emitError = [&] {
+      return root->emitError("fp4-macro-scale: invalid options: ");
+    };
+    if (failed(MXFP4MacroAttr::verify(emitError, macroBlock, search,
+                                      ScaleRounding::Floor,
+                                      ElementRounding::NearestEven, 0)))
+      return signalPassFailure();
+
+    RemarkListener listener;
+    walkAndApplyPatterns(root, patterns, &listener);
+
+    // MXFP4 values that are not quantize results cannot change type here.
+    root->walk([&](Operation *op) {
+      if (!isa<QuantizeOp>(op))
+        for (OpResult result : op->getResults())
+          if (getMacroScalableScheme(result.getType()))
+            op->emitRemark("not rewritten: result #")
+                << result.getResultNumber() << " is produced by '"
+                << op->getName() << "', not by fp4.quantize";
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (BlockArgument arg : block.getArguments())
+            if (getMacroScalableScheme(arg.getType()))
+              op->emitRemark("not rewritten: block argument #")
+                  << arg.getArgNumber() << " of type " << arg.getType()
+                  << " (signatures and region arguments are kept)";
+    });
+  }
+
+private:
+  FrozenRewritePatternSet patterns;
+};
+
+} // namespace

@@ -1,0 +1,191 @@
+//===- OutlierFallbackPass.cpp - the fp4-outlier-fallback pass ------------===//
+//
+// Parses and checks the options. Block top-k: reports an explicit block
+// size that does not divide an operand's K as an error. Static channels:
+// looks up the calibration data of every candidate product's activations
+// (a missing key is an error naming the op and the key) and selects their
+// outlier channels. Then applies populateFP4OutlierFallbackPatterns once to
+// every fp4.matmul; with remarks=true each matmul left alone gets a remark
+// saying why.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CorrectedProduct.h"
+
+#include "fp4/Analysis/CalibrationData.h"
+#include "fp4/Dialect/FP4/IR/FP4Ops.h"
+#include "fp4/Dialect/FP4/Transforms/Passes.h"
+#include "fp4/Dialect/FP4/Transforms/Transforms.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Rewrite/FrozenRewritePatternSet.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir::fp4 {
+#define GEN_PASS_DEF_FP4OUTLIERFALLBACK
+#include "fp4/Dialect/FP4/Transforms/Passes.h.inc"
+} // namespace mlir::fp4
+
+using namespace mlir;
+using namespace mlir::fp4;
+
+namespace {
+
+/// Reports the pattern's match-failure reasons as remarks on the matmuls.
+struct RemarkListener final : RewriterBase::Listener {
+  void
+  notifyMatchFailure(Location loc,
+                     function_ref<void(Diagnostic &)> reasonCallback) override {
+    Diagnostic reason(loc, DiagnosticSeverity::Remark);
+    reasonCallback(reason);
+    emitRemark(loc) << "no outlier fallback: " << reason.str();
+  }
+};
+
+struct FP4OutlierFallbackPass final
+    : mlir::fp4::impl::FP4OutlierFallbackBase<FP4OutlierFallbackPass> {
+  using Base::Base;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    // Option errors are reported by runOnOperation, on the IR.
+    optionError.clear();
+    calibrationData.reset();
+    FailureOr<OutlierMode> parsedMode = parseOutlierMode(mode);
+    if (failed(parsedMode)) {
+      optionError =
+          "invalid mode '" + mode + "': expected block-topk or static-channels";
+      return success();
+    }
+    options.mode = *parsedMode;
+    if (options.mode == OutlierMode::StaticChannels) {
+      if (calibration.empty()) {
+        optionError = "mode=static-channels needs calibration=<file.npz> "
+                      "(docs/Calibration.md)";
+        return success();
+      }
+      if (!(threshold >= 0.0)) {
+        optionError = "threshold = " + std::to_string(threshold) +
+                      " must be a non-negative number";
+        return success();
+      }
+      std::string error;
+      FailureOr<CalibrationData> data =
+          CalibrationData::load(calibration, error);
+      if (failed(data)) {
+        optionError = error;
+        return success();
+      }
+      calibrationData = std::move(*data);
+      return success();
+    }
+    if (!calibration.empty()) {
+      optionError = "calibration applies to mode=static-channels";
+      return success();
+    }
+    if (k != 1 && k != 2 && k != 4) {
+      optionError = "k = " + std::to_string(k) + " is not 1, 2 or 4";
+      return success();
+    }
+    options.k = k;
+    if (blockSize != 0 && (blockSize < k || blockSize > 128)) {
+      optionError = "block-size = " + std::to_string(blockSize) +
+                    " is outside [k, 128] = [" + std::to_string(k) +
+                    ", 128] (in-block indices are i8)";
+      return success();
+    }
+    options.blockSize = blockSize;
+    FailureOr<CorrectionOperands> parsedOperands =
+        parseCorrectionOperands(operands);
+    if (failed(parsedOperands)) {
+      optionError = "invalid operands '" + operands +
+                    "': expected both, activations or weights";
+      return success();
+    }
+    options.operands = *parsedOperands;
+    RewritePatternSet set(context);
+    populateFP4OutlierFallbackPatterns(set, options);
+    patterns = FrozenRewritePatternSet(std::move(set));
+    return success();
+  }
+
+  /// Block top-k: an explicit block size must divide K wherever it applies.
+  LogicalResult checkBlockSize() {
+    bool invalid = false;
+    if (options.blockSize != 0)
+      getOperation()->walk([&](MatmulOp op) {
+        for (auto [operand, size] : getOutlierSplitCandidates(op, options)) {
+          int64_t k =
+              cast<QuantizedTensorType>(operand.getType()).getAxisSize();
+          if (k % size == 0)
+            continue;
+          op.emitError() << "fp4-outlier-fallback: block-size = " << size
+                         << " does not divide K = " << k << " of the "
+                         << (operand == op.getLhs() ? "lhs" : "rhs");
+          invalid = true;
+        }
+      });
+    return failure(invalid);
+  }
+
+  /// Static channels: the outlier channels of every candidate's activations,
+  /// from the calibration data; a missing key is an error on the quantize.
+  LogicalResult
+  selectChannels(llvm::DenseMap<Operation *, SmallVector<int64_t>> &channels) {
+    bool invalid = false;
+    getOperation()->walk([&](MatmulOp op) {
+      FailureOr<QuantizeOp> quantize = getStaticChannelCandidate(op);
+      if (failed(quantize) || channels.count(*quantize))
+        return;
+      FailureOr<CalibrationView> view =
+          calibrationData->lookupOrEmitError(*quantize);
+      if (failed(view)) {
+        invalid = true;
+        return;
+      }
+      channels[*quantize] =
+          selectOutlierChannels(view->data, view->channels(), threshold);
+    });
+    return failure(invalid);
+  }
+
+  void runOnOperation() override {
+    if (!optionError.empty()) {
+      emitError(getOperation()->getLoc())
+          << "fp4-outlier-fallback: " << optionError;
+      return signalPassFailure();
+    }
+    FrozenRewritePatternSet staticPatterns;
+    llvm::DenseMap<Operation *, SmallVector<int64_t>> channels;
+    if (options.mode == OutlierMode::StaticChannels) {
+      if (failed(selectChannels(channels)))
+        return signalPassFailure();
+      // Built per run: the selector refers to this run's channels.
+      OutlierFallbackOptions staticOptions = options;
+      staticOptions.channelsFor = [&](QuantizeOp quantize) {
+        return channels.lookup(quantize);
+      };
+      RewritePatternSet set(&getContext());
+      populateFP4OutlierFallbackPatterns(set, staticOptions);
+      staticPatterns = FrozenRewritePatternSet(std::move(set));
+    } else if (failed(checkBlockSize())) {
+      return signalPassFailure();
+    }
+    SmallVector<Operation *> live =
+        mlir::fp4::detail::collectLiveCorrectionInputs(getOperation());
+    RemarkListener listener;
+    walkAndApplyPatterns(
+        getOperation(),
+        options.mode == OutlierMode::StaticChannels ? staticPatterns : patterns,
+        remarks ? &listener : nullptr);
+    mlir::fp4::detail::eraseOpsMadeDead(live);
+  }
+
+private:
+  OutlierFallbackOptions options;
+  std::optional<CalibrationData> calibrationData;
+  FrozenRewritePatternSet patterns;
+  std::string optionError;
+};
+
+} // namespace

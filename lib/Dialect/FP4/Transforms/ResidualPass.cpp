@@ -1,0 +1,106 @@
+//===- ResidualPass.cpp - the fp4-residual pass ---------------------------===//
+//
+// Parses and checks the options, then applies populateFP4ResidualPatterns
+// once to every fp4.matmul; with remarks=true each matmul left alone gets a
+// remark saying why.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CorrectedProduct.h"
+
+#include "fp4/Dialect/FP4/IR/FP4Ops.h"
+#include "fp4/Dialect/FP4/Transforms/Passes.h"
+#include "fp4/Dialect/FP4/Transforms/Transforms.h"
+#include "fp4/Numerics/Residual.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Rewrite/FrozenRewritePatternSet.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+
+namespace mlir::fp4 {
+#define GEN_PASS_DEF_FP4RESIDUAL
+#include "fp4/Dialect/FP4/Transforms/Passes.h.inc"
+} // namespace mlir::fp4
+
+using namespace mlir;
+using namespace mlir::fp4;
+
+namespace {
+
+/// Reports the pattern's match-failure reasons as remarks on the matmuls.
+struct RemarkListener final : RewriterBase::Listener {
+  void
+  notifyMatchFailure(Location loc,
+                     function_ref<void(Diagnostic &)> reasonCallback) override {
+    Diagnostic reason(loc, DiagnosticSeverity::Remark);
+    reasonCallback(reason);
+    emitRemark(loc) << "no residual correction: " << reason.str();
+  }
+};
+
+struct FP4ResidualPass final
+    : mlir::fp4::impl::FP4ResidualBase<FP4ResidualPass> {
+  using Base::Base;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    optionError.clear();
+    ResidualOptions options;
+    if (sparsity == "2:4") {
+      if (k != 0 || blockSize != 0) {
+        optionError = "k and block-size apply to sparsity=topk only (2:4 "
+                      "keeps 2 of every 4)";
+        return success();
+      }
+      options.blockSize = numerics::kTwoFourBlock;
+      options.k = numerics::kTwoFourKeep;
+    } else if (sparsity == "topk") {
+      options.blockSize = blockSize ? blockSize : 32;
+      options.k = k ? k : 4;
+      if (options.blockSize < 1 || options.blockSize > 128) {
+        optionError = "block-size = " + std::to_string(options.blockSize) +
+                      " is outside [1, 128] (in-block indices are i8)";
+        return success();
+      }
+      if (options.k < 1 || options.k > options.blockSize) {
+        optionError = "k = " + std::to_string(options.k) +
+                      " is outside [1, block-size] = [1, " +
+                      std::to_string(options.blockSize) + "]";
+        return success();
+      }
+    } else {
+      optionError = "invalid sparsity '" + sparsity + "': expected 2:4 or topk";
+      return success();
+    }
+    FailureOr<CorrectionOperands> parsedOperands =
+        parseCorrectionOperands(operands);
+    if (failed(parsedOperands)) {
+      optionError = "invalid operands '" + operands +
+                    "': expected activations, weights or both";
+      return success();
+    }
+    options.operands = *parsedOperands;
+    RewritePatternSet set(context);
+    populateFP4ResidualPatterns(set, options);
+    patterns = FrozenRewritePatternSet(std::move(set));
+    return success();
+  }
+
+  void runOnOperation() override {
+    if (!optionError.empty()) {
+      emitError(getOperation()->getLoc()) << "fp4-residual: " << optionError;
+      return signalPassFailure();
+    }
+    SmallVector<Operation *> live =
+        mlir::fp4::detail::collectLiveCorrectionInputs(getOperation());
+    RemarkListener listener;
+    walkAndApplyPatterns(getOperation(), patterns,
+                         remarks ? &listener : nullptr);
+    mlir::fp4::detail::eraseOpsMadeDead(live);
+  }
+
+private:
+  FrozenRewritePatternSet patterns;
+  std::string optionError;
+};
+
+} // namespace

@@ -1,0 +1,167 @@
+//===- RotatePass.cpp - the fp4-rotate pass -------------------------------===//
+//
+// Validates the options and every matmul the pass would rotate (so that
+// errors stop the pass before any rewrite), then applies the rotation
+// patterns with the walk driver (each matmul is visited once: a rotated
+// matmul would match again) and erases the quantize ops it left dead. In
+// two-level mode the new permutations are then moved into producing
+// matmuls' weights where possible (greedily, on the permute ops only).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp4/Analysis/CalibrationData.h"
+#include "fp4/Dialect/FP4/IR/FP4Ops.h"
+#include "fp4/Dialect/FP4/Transforms/Passes.h"
+#include "fp4/Dialect/FP4/Transforms/Transforms.h"
+#include "fp4/Numerics/Hadamard.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Rewrite/FrozenRewritePatternSet.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::fp4 {
+#define GEN_PASS_DEF_FP4ROTATE
+#include "fp4/Dialect/FP4/Transforms/Passes.h.inc"
+} // namespace mlir::fp4
+
+using namespace mlir;
+using namespace mlir::fp4;
+
+namespace {
+
+/// Reports the patterns' match-failure reasons as remarks on the matmuls.
+struct RemarkListener final : RewriterBase::Listener {
+  void
+  notifyMatchFailure(Location loc,
+                     function_ref<void(Diagnostic &)> reasonCallback) override {
+    Diagnostic reason(loc, DiagnosticSeverity::Remark);
+    reasonCallback(reason);
+    emitRemark(loc) << "not rotated: " << reason.str();
+  }
+};
+
+struct FP4RotatePass final : mlir::fp4::impl::FP4RotateBase<FP4RotatePass> {
+  using Base::Base;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    // Option errors are reported by runOnOperation, on the IR.
+    optionError.clear();
+    options = RotateOptions();
+    if (!numerics::isPowerOfTwo(size)) {
+      optionError = "size " + std::to_string(size) + " is not a power of two";
+      return success();
+    }
+    if (size < numerics::kHadamardMinBlockSize ||
+        size > numerics::kHadamardMaxSize) {
+      optionError = "size " + std::to_string(size) + " is outside [" +
+                    std::to_string(numerics::kHadamardMinBlockSize) + ", " +
+                    std::to_string(numerics::kHadamardMaxSize) + "]";
+      return success();
+    }
+    FailureOr<RotationMode> parsedMode = parseRotationMode(mode);
+    if (failed(parsedMode)) {
+      optionError = "invalid mode '" + mode +
+                    "': expected randomized, deterministic or two-level";
+      return success();
+    }
+    options.size = size;
+    options.mode = *parsedMode;
+    options.seed = seed;
+    options.crossBlock = crossBlock;
+    options.remarks = remarks;
+    calibrationData.reset();
+    if (options.mode == RotationMode::TwoLevel) {
+      if (calibration.empty()) {
+        optionError = "two-level mode needs calibration data "
+                      "(calibration=<file.npz>, docs/Calibration.md)";
+        return success();
+      }
+      std::string error;
+      FailureOr<CalibrationData> data =
+          CalibrationData::load(calibration, error);
+      if (failed(data)) {
+        optionError = error;
+        return success();
+      }
+      calibrationData = std::move(*data);
+      options.calibration = &*calibrationData;
+    }
+
+    RewritePatternSet set(context);
+    if (options.mode == RotationMode::TwoLevel)
+      populateFP4TwoLevelRotationPatterns(set, options);
+    else
+      populateFP4RotatePatterns(set, options);
+    patterns = FrozenRewritePatternSet(std::move(set));
+    RewritePatternSet folding(context);
+    populateFP4PermutationFoldingPatterns(folding);
+    PermuteOp::getCanonicalizationPatterns(folding, context);
+    permutationFolding = FrozenRewritePatternSet(std::move(folding));
+    return success();
+  }
+
+  void runOnOperation() override {
+    if (!optionError.empty()) {
+      emitError(getOperation()->getLoc()) << "fp4-rotate: " << optionError;
+      return signalPassFailure();
+    }
+
+    // Errors first, then the rewrite.
+    bool invalid = false;
+    llvm::SetVector<Operation *> originals;
+    getOperation()->walk([&](MatmulOp op) {
+      FailureOr<int64_t> k = getRotatableReductionSize(op);
+      if (failed(k))
+        return;
+      if (*k % options.size != 0) {
+        op.emitOpError() << "fp4-rotate: size " << options.size
+                         << " does not divide K = " << *k;
+        invalid = true;
+        return;
+      }
+      if (options.mode == RotationMode::TwoLevel &&
+          failed(checkTwoLevelCalibration(op, *options.calibration)))
+        invalid = true;
+      for (Value operand : {op.getLhs(), op.getRhs()})
+        if (Operation *quantize = operand.getDefiningOp<QuantizeOp>())
+          originals.insert(quantize);
+    });
+    if (invalid)
+      return signalPassFailure();
+
+    llvm::DenseSet<Operation *> userPermutes;
+    getOperation()->walk([&](PermuteOp op) { userPermutes.insert(op); });
+    RemarkListener listener;
+    walkAndApplyPatterns(getOperation(), patterns,
+                         remarks ? &listener : nullptr);
+    for (Operation *op : originals)
+      if (op->use_empty())
+        op->erase();
+
+    if (options.mode != RotationMode::TwoLevel)
+      return;
+    // Move the new permutations into producers' weights where that absorbs
+    // them (permutations also compose and fold here).
+    SmallVector<Operation *> permutes;
+    getOperation()->walk([&](PermuteOp op) {
+      if (!userPermutes.contains(op))
+        permutes.push_back(op);
+    });
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps)
+        .enableConstantCSE(false)
+        .setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    (void)applyOpPatternsGreedily(permutes, permutationFolding, config);
+  }
+
+private:
+  RotateOptions options;
+  std::optional<CalibrationData> calibrationData;
+  FrozenRewritePatternSet patterns;
+  FrozenRewritePatternSet permutationFolding;
+  std::string optionError;
+};
+
+} // namespace
