@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FoldedConstant.h"
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
 #include "fp4/Dialect/FP4/IR/ReferenceQuantization.h"
 #include "fp4/Dialect/FP4/Transforms/Transforms.h"
@@ -46,10 +47,10 @@
 
 using namespace mlir;
 using namespace mlir::fp4;
+using namespace mlir::fp4::detail;
 
 /// Components with fewer elements are emitted as `dense` literals (readable
 /// tests); larger ones as `dense_resource` blobs.
-static constexpr int64_t kInlineElements = 64;
 
 namespace {
 
@@ -302,89 +303,6 @@ mlir::fp4::getConstantRowReader(Value value, std::string *reason,
                                   MutableArrayRef<float> values) {
         SourceRowReader(*source, shape, axis)(firstRow, numRows, values);
       });
-}
-
-//===----------------------------------------------------------------------===//
-// Building and dropping constants
-//===----------------------------------------------------------------------===//
-
-/// Whether all `elementBytes`-byte elements of `data` are equal (a splat,
-/// e.g. the codes of a splat constant, is kept as a splat literal).
-static bool isUniform(ArrayRef<char> data, int64_t elementBytes) {
-  for (size_t i = elementBytes; i < data.size(); i += elementBytes)
-    if (std::memcmp(data.data(), data.data() + i, elementBytes) != 0)
-      return false;
-  return true;
-}
-
-namespace {
-/// The bytes of a constant being computed: a heap blob that becomes the
-/// dense_resource without a copy, or a small buffer for a `dense` literal.
-class ConstantStorage {
-public:
-  explicit ConstantStorage(ShapedType type)
-      : type(type), elementBytes(type.getElementTypeBitWidth() / 8) {
-    int64_t bytes = type.getNumElements() * elementBytes;
-    if (type.getNumElements() < kInlineElements) {
-      small.resize(bytes);
-      data = small;
-    } else {
-      blob = HeapAsmResourceBlob::allocate(bytes, alignof(uint64_t));
-      data = blob.getMutableData();
-    }
-  }
-
-  MutableArrayRef<char> bytes() const { return data; }
-
-  /// `dense` below kInlineElements or when all elements are equal, else a
-  /// dense_resource whose blob is named `name` (uniqued by the context).
-  TypedAttr finish(const Twine &name) {
-    if (type.getNumElements() < kInlineElements)
-      return DenseElementsAttr::getFromRawBuffer(type, small);
-    if (isUniform(data, elementBytes))
-      return DenseElementsAttr::getFromRawBuffer(type,
-                                                 data.take_front(elementBytes));
-    return DenseResourceElementsAttr::get(type, name.str(), std::move(blob));
-  }
-
-private:
-  ShapedType type;
-  int64_t elementBytes;
-  std::vector<char> small;
-  AsmResourceBlob blob;
-  MutableArrayRef<char> data;
-};
-} // namespace
-
-/// Erases the producers of `value` left without users (the float weights, a
-/// transpose's init tensor, the components of a folded pack), so that they
-/// are not printed again next to the folded constant.
-static void eraseDeadProducers(PatternRewriter &rewriter, Value value) {
-  SmallVector<Operation *> worklist;
-  llvm::SmallPtrSet<Operation *, 8> erased;
-  if (Operation *def = value.getDefiningOp())
-    worklist.push_back(def);
-  while (!worklist.empty()) {
-    Operation *def = worklist.pop_back_val();
-    // Checked before `def` is touched: it may already be erased.
-    if (erased.contains(def) || !isOpTriviallyDead(def))
-      continue;
-    for (Value operand : def->getOperands())
-      if (Operation *producer = operand.getDefiningOp())
-        worklist.push_back(producer);
-    erased.insert(def);
-    rewriter.eraseOp(def);
-  }
-}
-
-/// Name stem of the blobs made from an op's result: the source blob's key,
-/// else the op's NameLoc, else "const".
-static std::string blobStem(StringRef sourceName, Location loc) {
-  if (!sourceName.empty())
-    return sourceName.str();
-  if (auto nameLoc = dyn_cast<NameLoc>(loc))
-    return nameLoc.getName().str();
-  return "const";
 }
 
 //===----------------------------------------------------------------------===//

@@ -30,6 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FoldedConstant.h"
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
 #include "fp4/Dialect/FP4/IR/ReferenceQuantization.h"
 #include "fp4/Dialect/FP4/Transforms/Transforms.h"
@@ -50,9 +51,9 @@
 
 using namespace mlir;
 using namespace mlir::fp4;
+using namespace mlir::fp4::detail;
 
 /// Results with fewer elements are emitted as `dense` literals.
-static constexpr int64_t kInlineElements = 64;
 /// Rows per parallel task.
 static constexpr int64_t kRowsPerTask = 64;
 
@@ -62,67 +63,16 @@ static constexpr int64_t kRowsPerTask = 64;
 /// `name`.
 static TypedAttr buildConstant(RankedTensorType type, ArrayRef<float> floats,
                                ArrayRef<int32_t> ints, const Twine &name) {
-  Type elementType = type.getElementType();
-  int64_t elementBytes = elementType.getIntOrFloatBitWidth() / 8;
-  int64_t count = type.getNumElements();
-  AsmResourceBlob blob =
-      HeapAsmResourceBlob::allocate(count * elementBytes, alignof(uint64_t));
-  char *data = blob.getMutableData().data();
-  constexpr numerics::ScalarOps ops{};
-  for (int64_t i = 0; i < count; ++i) {
-    if (elementType.isInteger(8)) {
-      data[i] = static_cast<char>(ints[i]);
-    } else if (elementType.isF32()) {
-      std::memcpy(data + 4 * i, &floats[i], 4);
-    } else {
-      auto bits = static_cast<uint16_t>(
-          elementType.isBF16()
-              ? numerics::bf16StorageBits(ops,
-                                          numerics::roundToBF16(ops, floats[i]))
-              : numerics::f16StorageBits(ops,
-                                         numerics::roundToF16(ops, floats[i])));
-      std::memcpy(data + 2 * i, &bits, 2);
-    }
+  ConstantStorage storage(type);
+  MutableArrayRef<char> bytes = storage.bytes();
+  if (type.getElementType().isInteger(8)) {
+    for (int64_t i = 0, e = type.getNumElements(); i < e; ++i)
+      bytes[i] = static_cast<char>(ints[i]);
+  } else {
+    storeFloatElements(type.getElementType(),
+                       floats.take_front(type.getNumElements()), bytes);
   }
-  ArrayRef<char> bytes = blob.getData();
-  bool uniform = true;
-  for (int64_t i = 1; i < count && uniform; ++i)
-    uniform = std::memcmp(bytes.data(), bytes.data() + i * elementBytes,
-                          elementBytes) == 0;
-  if (count < kInlineElements)
-    return DenseElementsAttr::getFromRawBuffer(type, bytes);
-  if (uniform)
-    return DenseElementsAttr::getFromRawBuffer(type,
-                                               bytes.take_front(elementBytes));
-  return DenseResourceElementsAttr::get(type, name.str(), std::move(blob));
-}
-
-/// Erases the producers of `value` left without users.
-static void eraseDeadProducers(PatternRewriter &rewriter, Value value) {
-  SmallVector<Operation *> worklist;
-  llvm::SmallPtrSet<Operation *, 8> erased;
-  if (Operation *def = value.getDefiningOp())
-    worklist.push_back(def);
-  while (!worklist.empty()) {
-    Operation *def = worklist.pop_back_val();
-    if (erased.contains(def) || !isOpTriviallyDead(def))
-      continue;
-    for (Value operand : def->getOperands())
-      if (Operation *producer = operand.getDefiningOp())
-        worklist.push_back(producer);
-    erased.insert(def);
-    rewriter.eraseOp(def);
-  }
-}
-
-/// Name stem of the blobs: the constant's blob key, else the op's NameLoc,
-/// else "const".
-static std::string blobStem(StringRef sourceName, Location loc) {
-  if (!sourceName.empty())
-    return sourceName.str();
-  if (auto nameLoc = dyn_cast<NameLoc>(loc))
-    return nameLoc.getName().str();
-  return "const";
+  return storage.finish(name);
 }
 
 /// Runs `fn(firstRow, numRows)` over [0, rows) in chunks, in parallel.

@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FoldedConstant.h"
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
 #include "fp4/Dialect/FP4/IR/ReferenceQuantization.h"
 #include "fp4/Dialect/FP4/Transforms/Transforms.h"
@@ -40,9 +41,9 @@
 
 using namespace mlir;
 using namespace mlir::fp4;
+using namespace mlir::fp4::detail;
 
 /// Results with fewer elements are emitted as `dense` literals.
-static constexpr int64_t kInlineElements = 64;
 /// Rotated vectors per parallel task.
 static constexpr int64_t kRowsPerTask = 256;
 
@@ -175,54 +176,9 @@ readFloatConstant(Value value, FloatConstant &out,
 /// blob named `name`.
 static TypedAttr buildFloatConstant(RankedTensorType type,
                                     ArrayRef<float> values, const Twine &name) {
-  Type elementType = type.getElementType();
-  int64_t elementBytes = elementType.isF32() ? 4 : 2;
-  int64_t count = values.size();
-  AsmResourceBlob blob =
-      HeapAsmResourceBlob::allocate(count * elementBytes, alignof(uint64_t));
-  char *data = blob.getMutableData().data();
-  constexpr numerics::ScalarOps ops{};
-  for (int64_t i = 0; i < count; ++i) {
-    if (elementBytes == 4) {
-      std::memcpy(data + 4 * i, &values[i], 4);
-      continue;
-    }
-    auto bits = static_cast<uint16_t>(
-        elementType.isBF16() ? numerics::bf16StorageBits(
-                                   ops, numerics::roundToBF16(ops, values[i]))
-                             : numerics::f16StorageBits(
-                                   ops, numerics::roundToF16(ops, values[i])));
-    std::memcpy(data + 2 * i, &bits, 2);
-  }
-  ArrayRef<char> bytes = blob.getData();
-  bool uniform = true;
-  for (int64_t i = 1; i < count && uniform; ++i)
-    uniform = std::memcmp(bytes.data(), bytes.data() + i * elementBytes,
-                          elementBytes) == 0;
-  if (count < kInlineElements)
-    return DenseElementsAttr::getFromRawBuffer(type, bytes);
-  if (uniform)
-    return DenseElementsAttr::getFromRawBuffer(type,
-                                               bytes.take_front(elementBytes));
-  return DenseResourceElementsAttr::get(type, name.str(), std::move(blob));
-}
-
-/// Erases the producers of `value` left without users.
-static void eraseDeadProducers(PatternRewriter &rewriter, Value value) {
-  SmallVector<Operation *> worklist;
-  llvm::SmallPtrSet<Operation *, 8> erased;
-  if (Operation *def = value.getDefiningOp())
-    worklist.push_back(def);
-  while (!worklist.empty()) {
-    Operation *def = worklist.pop_back_val();
-    if (erased.contains(def) || !isOpTriviallyDead(def))
-      continue;
-    for (Value operand : def->getOperands())
-      if (Operation *producer = operand.getDefiningOp())
-        worklist.push_back(producer);
-    erased.insert(def);
-    rewriter.eraseOp(def);
-  }
+  ConstantStorage storage(type);
+  storeFloatElements(type.getElementType(), values, storage.bytes());
+  return storage.finish(name);
 }
 
 static std::string stem(const FloatConstant &source, Location loc) {
