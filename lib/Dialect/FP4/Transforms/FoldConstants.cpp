@@ -367,35 +367,6 @@ struct FoldConstantQuantize final : OpRewritePattern<QuantizeOp> {
 // fp4.dequantize of fp4.pack of constants
 //===----------------------------------------------------------------------===//
 
-/// The bytes of constant component `value` of type `type`; a splat is
-/// expanded into `expanded`.
-static LogicalResult readComponent(Value value, ShapedType type,
-                                   std::vector<char> &expanded,
-                                   ArrayRef<char> &bytes) {
-  Attribute attr;
-  if (!matchPattern(value, m_Constant(&attr)))
-    return failure();
-  int64_t elementBytes = type.getElementTypeBitWidth() / 8;
-  int64_t size = type.getNumElements() * elementBytes;
-  if (auto dense = dyn_cast<DenseIntOrFPElementsAttr>(attr)) {
-    bytes = dense.getRawData();
-    if (dense.isSplat() && size != elementBytes) {
-      expanded.resize(size);
-      for (int64_t i = 0; i < size; i += elementBytes)
-        std::memcpy(expanded.data() + i, bytes.data(), elementBytes);
-      bytes = expanded;
-    }
-  } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob)
-      return failure();
-    bytes = blob->getData();
-  } else {
-    return failure();
-  }
-  return success(static_cast<int64_t>(bytes.size()) == size);
-}
-
 namespace {
 struct FoldDequantizeOfConstantPack final : OpRewritePattern<DequantizeOp> {
   FoldDequantizeOfConstantPack(MLIRContext *context,
@@ -420,7 +391,7 @@ struct FoldDequantizeOfConstantPack final : OpRewritePattern<DequantizeOp> {
     SmallVector<ArrayRef<char>> components;
     for (auto [i, component] : llvm::enumerate(pack.getComponents())) {
       components.emplace_back();
-      if (failed(readComponent(component, cast<ShapedType>(component.getType()),
+      if (failed(readConstantBytes(component, cast<ShapedType>(component.getType()),
                                expanded[i], components.back())))
         return rewriter.notifyMatchFailure(
             op, "component " + Twine(i) + " is not a readable constant");

@@ -194,35 +194,6 @@ struct FoldConstantSplitChannels final : OpRewritePattern<SplitChannelsOp> {
   FoldConstantsOptions options;
 };
 
-/// The constant bytes of a component of type `type` (a splat expanded into
-/// `expanded`).
-static LogicalResult readComponentBytes(Value value, ShapedType type,
-                                        std::vector<char> &expanded,
-                                        ArrayRef<char> &bytes) {
-  Attribute attr;
-  if (!matchPattern(value, m_Constant(&attr)))
-    return failure();
-  int64_t elementBytes = type.getElementTypeBitWidth() / 8;
-  int64_t size = type.getNumElements() * elementBytes;
-  if (auto dense = dyn_cast<DenseIntOrFPElementsAttr>(attr)) {
-    bytes = dense.getRawData();
-    if (dense.isSplat() && size != elementBytes) {
-      expanded.resize(size);
-      for (int64_t i = 0; i < size; i += elementBytes)
-        std::memcpy(expanded.data() + i, bytes.data(), elementBytes);
-      bytes = expanded;
-    }
-  } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob)
-      return failure();
-    bytes = blob->getData();
-  } else {
-    return failure();
-  }
-  return success(static_cast<int64_t>(bytes.size()) == size);
-}
-
 struct FoldConstantResidual final : OpRewritePattern<ResidualOp> {
   FoldConstantResidual(MLIRContext *context,
                        const FoldConstantsOptions &options)
@@ -272,7 +243,7 @@ struct FoldConstantResidual final : OpRewritePattern<ResidualOp> {
     SmallVector<ArrayRef<char>> components;
     for (auto [i, component] : llvm::enumerate(pack.getComponents())) {
       components.emplace_back();
-      if (failed(readComponentBytes(component,
+      if (failed(readConstantBytes(component,
                                     cast<ShapedType>(component.getType()),
                                     expanded[i], components.back()))) {
         reason = "fp4.pack component " + std::to_string(i) +

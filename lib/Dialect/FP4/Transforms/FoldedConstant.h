@@ -48,6 +48,13 @@ private:
 void storeFloatElements(Type elementType, ArrayRef<float> values,
                         MutableArrayRef<char> bytes);
 
+/// The raw bytes of constant `value` (a `dense` or `dense_resource` tensor of
+/// `type`); a splat is expanded into `expanded`. Fails for anything else or
+/// a size mismatch.
+LogicalResult readConstantBytes(Value value, ShapedType type,
+                                std::vector<char> &expanded,
+                                ArrayRef<char> &bytes);
+
 /// Erases the producers of `value` left without users (the float weights, a
 /// transpose's init tensor, the components of a folded pack), so that they
 /// are not printed again next to the folded constant.

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MatchFailureRemarks.h"
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
 #include "fp4/Dialect/FP4/Transforms/Passes.h"
 #include "fp4/Dialect/FP4/Transforms/Transforms.h"
@@ -22,17 +23,6 @@ using namespace mlir;
 using namespace mlir::fp4;
 
 namespace {
-
-/// Reports the pattern's match-failure reasons as remarks on the ops.
-struct RemarkListener final : RewriterBase::Listener {
-  void
-  notifyMatchFailure(Location loc,
-                     function_ref<void(Diagnostic &)> reasonCallback) override {
-    Diagnostic reason(loc, DiagnosticSeverity::Remark);
-    reasonCallback(reason);
-    emitRemark(loc) << "not rewritten: " << reason.str();
-  }
-};
 
 struct FP4MacroScalePass final
     : mlir::fp4::impl::FP4MacroScaleBase<FP4MacroScalePass> {
@@ -60,7 +50,7 @@ struct FP4MacroScalePass final
                                       ElementRounding::NearestEven, 0)))
       return signalPassFailure();
 
-    RemarkListener listener;
+    fp4::detail::MatchFailureRemarks listener("not rewritten: ");
     walkAndApplyPatterns(root, patterns, &listener);
 
     // MXFP4 values that are not quantize results cannot change type here.

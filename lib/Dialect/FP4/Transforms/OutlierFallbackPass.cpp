@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MatchFailureRemarks.h"
 #include "CorrectedProduct.h"
 
 #include "fp4/Analysis/CalibrationData.h"
@@ -31,17 +32,6 @@ using namespace mlir;
 using namespace mlir::fp4;
 
 namespace {
-
-/// Reports the pattern's match-failure reasons as remarks on the matmuls.
-struct RemarkListener final : RewriterBase::Listener {
-  void
-  notifyMatchFailure(Location loc,
-                     function_ref<void(Diagnostic &)> reasonCallback) override {
-    Diagnostic reason(loc, DiagnosticSeverity::Remark);
-    reasonCallback(reason);
-    emitRemark(loc) << "no outlier fallback: " << reason.str();
-  }
-};
 
 struct FP4OutlierFallbackPass final
     : mlir::fp4::impl::FP4OutlierFallbackBase<FP4OutlierFallbackPass> {
@@ -173,7 +163,7 @@ struct FP4OutlierFallbackPass final
     }
     SmallVector<Operation *> live =
         mlir::fp4::detail::collectLiveCorrectionInputs(getOperation());
-    RemarkListener listener;
+    fp4::detail::MatchFailureRemarks listener("no outlier fallback: ");
     walkAndApplyPatterns(
         getOperation(),
         options.mode == OutlierMode::StaticChannels ? staticPatterns : patterns,

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MatchFailureRemarks.h"
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
 #include "fp4/Dialect/FP4/Transforms/Passes.h"
 #include "fp4/Dialect/FP4/Transforms/Transforms.h"
@@ -73,18 +74,6 @@ FailureOr<QuantizeOperands> mlir::fp4::parseQuantizeOperands(StringRef text) {
 
 namespace {
 
-/// Reports the pattern's match-failure reasons as remarks on the ops. The
-/// walk driver visits every op once, so each op gets at most one remark.
-struct RemarkListener final : RewriterBase::Listener {
-  void
-  notifyMatchFailure(Location loc,
-                     function_ref<void(Diagnostic &)> reasonCallback) override {
-    Diagnostic reason(loc, DiagnosticSeverity::Remark);
-    reasonCallback(reason);
-    emitRemark(loc) << "not quantized: " << reason.str();
-  }
-};
-
 struct FP4QuantizePass final
     : mlir::fp4::impl::FP4QuantizeBase<FP4QuantizePass> {
   using Base::Base;
@@ -118,7 +107,7 @@ struct FP4QuantizePass final
       emitError(getOperation()->getLoc()) << "fp4-quantize: " << optionError;
       return signalPassFailure();
     }
-    RemarkListener listener;
+    fp4::detail::MatchFailureRemarks listener("not quantized: ");
     walkAndApplyPatterns(getOperation(), patterns,
                          remarks ? &listener : nullptr);
   }

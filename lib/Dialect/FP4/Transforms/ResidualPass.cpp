@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MatchFailureRemarks.h"
 #include "CorrectedProduct.h"
 
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
@@ -26,17 +27,6 @@ using namespace mlir;
 using namespace mlir::fp4;
 
 namespace {
-
-/// Reports the pattern's match-failure reasons as remarks on the matmuls.
-struct RemarkListener final : RewriterBase::Listener {
-  void
-  notifyMatchFailure(Location loc,
-                     function_ref<void(Diagnostic &)> reasonCallback) override {
-    Diagnostic reason(loc, DiagnosticSeverity::Remark);
-    reasonCallback(reason);
-    emitRemark(loc) << "no residual correction: " << reason.str();
-  }
-};
 
 struct FP4ResidualPass final
     : mlir::fp4::impl::FP4ResidualBase<FP4ResidualPass> {
@@ -92,7 +82,7 @@ struct FP4ResidualPass final
     }
     SmallVector<Operation *> live =
         mlir::fp4::detail::collectLiveCorrectionInputs(getOperation());
-    RemarkListener listener;
+    fp4::detail::MatchFailureRemarks listener("no residual correction: ");
     walkAndApplyPatterns(getOperation(), patterns,
                          remarks ? &listener : nullptr);
     mlir::fp4::detail::eraseOpsMadeDead(live);

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MatchFailureRemarks.h"
 #include "fp4/Analysis/CalibrationData.h"
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
 #include "fp4/Dialect/FP4/Transforms/Passes.h"
@@ -30,17 +31,6 @@ using namespace mlir;
 using namespace mlir::fp4;
 
 namespace {
-
-/// Reports the patterns' match-failure reasons as remarks on the matmuls.
-struct RemarkListener final : RewriterBase::Listener {
-  void
-  notifyMatchFailure(Location loc,
-                     function_ref<void(Diagnostic &)> reasonCallback) override {
-    Diagnostic reason(loc, DiagnosticSeverity::Remark);
-    reasonCallback(reason);
-    emitRemark(loc) << "not rotated: " << reason.str();
-  }
-};
 
 struct FP4RotatePass final : mlir::fp4::impl::FP4RotateBase<FP4RotatePass> {
   using Base::Base;
@@ -133,7 +123,7 @@ struct FP4RotatePass final : mlir::fp4::impl::FP4RotateBase<FP4RotatePass> {
 
     llvm::DenseSet<Operation *> userPermutes;
     getOperation()->walk([&](PermuteOp op) { userPermutes.insert(op); });
-    RemarkListener listener;
+    fp4::detail::MatchFailureRemarks listener("not rotated: ");
     walkAndApplyPatterns(getOperation(), patterns,
                          remarks ? &listener : nullptr);
     for (Operation *op : originals)
