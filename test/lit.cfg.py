@@ -17,6 +17,17 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
 config.substitutions.append(("%fp4_lib_dir", config.fp4_lib_dir))
 config.substitutions.append(("%fp4_src_root", config.fp4_src_root))
+# libfp4_cuda_runtime.so and the CUDA toolkit it was built with (test/Runtime).
+if getattr(config, "fp4_has_cuda_runtime", 0):
+    config.available_features.add("fp4-cuda-runtime")
+    config.substitutions.append(("%cuda_root", config.cuda_root))
+# An NVIDIA driver (the GPU machine): tests of the no-GPU errors skip there.
+try:
+    import ctypes
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass
 runner_libs = ",".join(
     os.path.join(config.mlir_lib_dir, lib)
     for lib in ("libmlir_c_runner_utils.so", "libmlir_runner_utils.so"))
@@ -31,7 +42,19 @@ tool_dirs = [config.fp4_tools_dir, config.llvm_tools_dir]
 tools = [
     "fp4-opt",
     ToolSubst("fp4-quant", unresolved="ignore"),
+    ToolSubst("fp4-run", unresolved="ignore"),
     ToolSubst("mlir-runner", unresolved="ignore"),
     ToolSubst("%python", config.python_executable, unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# ptxas from the CUDA toolkit: GPU lowering tests assemble every generated
+# kernel for sm_90 and check registers/spills (no GPU needed).
+_ptxas_candidates = [os.path.join(getattr(config, "cuda_root", "") or "/usr/local/cuda", "bin", "ptxas"),
+                     "/usr/local/cuda/bin/ptxas"]
+for _ptxas in _ptxas_candidates:
+    if os.path.exists(_ptxas):
+        config.available_features.add("ptxas")
+        config.substitutions.append(("%ptxas", _ptxas))
+        config.substitutions.append(("%cuda_toolkit", os.path.dirname(os.path.dirname(_ptxas))))
+        break

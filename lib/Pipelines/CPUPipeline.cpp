@@ -72,4 +72,10 @@ void mlir::fp4::registerFP4Pipelines() {
       "Lower fp4 IR on tensors to the LLVM dialect for CPU execution "
       "(convert-fp4-to-linalg, bufferization, loops, LLVM)",
       buildFP4CPUPipeline);
+  PassPipelineRegistration<FP4NVVMPipelineOptions>(
+      "fp4-pipeline-nvvm",
+      "Lower fp4 IR on tensors to GPU kernels (PTX/cubin in gpu.binary) plus "
+      "LLVM-dialect host code that launches them (convert-fp4-to-gpu, the "
+      "CPU pipeline's host steps, NVVM, gpu-module-to-binary)",
+      buildFP4NVVMPipeline);
 }

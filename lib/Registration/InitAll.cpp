@@ -27,5 +27,8 @@ void mlir::fp4::registerAllPasses() {
   registerFP4OutlierFallback();
   registerFP4Residual();
   registerConvertFP4ToLinalg();
+  registerConvertFP4ToGPU();
+  registerFP4ExportGPUKernels();
+  registerFP4MaterializeGPULaunches();
   registerFP4Pipelines();
 }

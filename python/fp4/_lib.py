@@ -3,6 +3,11 @@
 Search order: $FP4_LIB_DIR, $FP4_BUILD_DIR/lib, ../../lib relative to this
 package (the install layout), then ../../build/lib, then every
 ../../build*/lib directory (newest library first).
+
+The reference quantizers (fp4.reference) only need the numerics entry
+points, which libFP4Reference.so also exports without MLIR: load_numerics()
+takes $FP4_REFERENCE_LIB when set, else libFP4CAPI.so, else
+libFP4Reference.so from the same directories (a machine without MLIR).
 """
 
 import ctypes
@@ -10,7 +15,9 @@ import glob
 import os
 
 _LIB_NAME = "libFP4CAPI.so"
+_REFERENCE_LIB_NAME = "libFP4Reference.so"
 _lib = None
+_numerics = None
 
 
 class SchemeParams(ctypes.Structure):
@@ -32,18 +39,18 @@ class SchemeParams(ctypes.Structure):
     ]
 
 
-def _candidates():
+def _candidates(name=_LIB_NAME):
     env = os.environ.get("FP4_LIB_DIR")
     if env:
-        yield os.path.join(env, _LIB_NAME)
+        yield os.path.join(env, name)
     build = os.environ.get("FP4_BUILD_DIR")
     if build:
-        yield os.path.join(build, "lib", _LIB_NAME)
+        yield os.path.join(build, "lib", name)
     root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
     # Installed layout: <prefix>/python/fp4 next to <prefix>/lib.
-    yield os.path.join(root, "lib", _LIB_NAME)
-    yield os.path.join(root, "build", "lib", _LIB_NAME)
-    found = glob.glob(os.path.join(root, "build*", "lib", _LIB_NAME))
+    yield os.path.join(root, "lib", name)
+    yield os.path.join(root, "build", "lib", name)
+    found = glob.glob(os.path.join(root, "build*", "lib", name))
     for path in sorted(found, key=os.path.getmtime, reverse=True):
         yield path
 
@@ -110,3 +117,37 @@ def load():
     raise OSError(
         "libFP4CAPI.so not found; build target FP4CAPI or set FP4_LIB_DIR. "
         "Tried: " + ", ".join(tried))
+
+
+def load_numerics():
+    """The library behind fp4.reference (cached): $FP4_REFERENCE_LIB if set
+    (libFP4Reference.so or libFP4CAPI.so), else libFP4CAPI.so as found by
+    load(), else libFP4Reference.so (for example when libFP4CAPI.so cannot
+    load because the machine has no libMLIR.so). Raises OSError if none."""
+    global _numerics
+    if _numerics is not None:
+        return _numerics
+    env = os.environ.get("FP4_REFERENCE_LIB")
+    if env:
+        if not os.path.exists(env):
+            raise OSError(f"FP4_REFERENCE_LIB={env}: no such file")
+        lib = ctypes.CDLL(env)
+        _declare(lib)
+        _numerics = lib
+        return lib
+    try:
+        _numerics = load()
+        return _numerics
+    except OSError as error:
+        capi_error = error
+    tried = []
+    for path in _candidates(_REFERENCE_LIB_NAME):
+        tried.append(path)
+        if os.path.exists(path):
+            lib = ctypes.CDLL(path)
+            _declare(lib)
+            _numerics = lib
+            return lib
+    raise OSError(f"{capi_error}; {_REFERENCE_LIB_NAME} not found either "
+                  "(build target FP4Reference or set FP4_REFERENCE_LIB). "
+                  "Tried: " + ", ".join(tried))

@@ -26,6 +26,7 @@ import os
 import threading
 
 from ._lib import load as load_library
+from .memref import CallFrame, MemRef, memref_descriptor_type
 
 __all__ = [
     "MLIRError", "Diagnostic", "Context", "Module", "Type", "Attribute",
@@ -802,117 +803,8 @@ def run_pipeline(module, pipeline, verify_each=True):
 # ---------------------------------------------------------------------------
 
 
-def _numpy():
-    import numpy
-    return numpy
-
-
-_descriptor_types = {}
-
-
-def memref_descriptor_type(rank):
-    """The ctypes struct of a ranked strided memref descriptor (CRunnerUtils.h
-    StridedMemRefType): allocated, aligned, offset, sizes[rank], strides[rank]."""
-    if rank not in _descriptor_types:
-        fields = [("allocated", _vp), ("aligned", _vp), ("offset", _i64)]
-        if rank > 0:
-            fields += [("sizes", _i64 * rank), ("strides", _i64 * rank)]
-        _descriptor_types[rank] = type(f"MemRefDescriptor{rank}D",
-                                       (ctypes.Structure,), {"_fields_": fields})
-    return _descriptor_types[rank]
-
-
-def _descriptor_for(array):
-    """Describes a C-contiguous numpy array as a memref (no copy)."""
-    np = _numpy()
-    if not array.flags["C_CONTIGUOUS"]:
-        raise ValueError(
-            "numpy arguments must be C-contiguous: the compiled code assumes "
-            "the identity layout of its memref types (use np.ascontiguousarray)")
-    desc = memref_descriptor_type(array.ndim)()
-    desc.allocated = desc.aligned = array.ctypes.data
-    desc.offset = 0
-    if array.ndim:
-        desc.sizes[:] = list(array.shape)
-        desc.strides[:] = [s // array.itemsize for s in array.strides]
-    del np
-    return desc
-
-
-class MemRef:
-    """A memref result of a function (the C interface returns it through a
-    pointer): engine.invoke("f", x, results=[MemRef(np.float32, rank=2)])
-    returns a numpy copy.
-
-    The buffer stays allocated unless `owned=True`: only the caller knows
-    whether the function returned a fresh allocation (memref.alloc, which
-    the compiled code got from malloc; then `owned=True` frees it) or memory
-    it must not free (a constant global, an argument, a view of either).
-    Destination-passing style (outputs as numpy arguments) avoids the
-    question."""
-
-    def __init__(self, dtype, rank, owned=False):
-        self.dtype = _numpy().dtype(dtype)
-        self.rank = rank
-        self.owned = owned
-
-    def ctype(self):
-        return memref_descriptor_type(self.rank)
-
-    def to_numpy(self, desc):
-        np = _numpy()
-        itemsize = self.dtype.itemsize
-        shape = tuple(desc.sizes) if self.rank else ()
-        strides = tuple(s * itemsize for s in desc.strides) if self.rank else ()
-        if any(d == 0 for d in shape):
-            return np.zeros(shape, self.dtype)
-        # Byte span from the lowest to the highest addressed element.
-        lo = sum(min(0, (d - 1) * s) for d, s in zip(shape, strides))
-        hi = sum(max(0, (d - 1) * s) for d, s in zip(shape, strides))
-        base = desc.aligned + desc.offset * itemsize
-        raw = (ctypes.c_char * (hi - lo + itemsize)).from_address(base + lo)
-        view = np.ndarray(shape, self.dtype, buffer=raw, offset=-lo,
-                          strides=strides)
-        return view.copy()
-
-
-_libc = None
-
-
-def _take_memref(spec, desc):
-    """Copies a returned memref into numpy; frees it if the caller said so."""
-    global _libc
-    array = spec.to_numpy(desc)
-    if spec.owned and desc.allocated:
-        if _libc is None:
-            _libc = ctypes.CDLL(None)
-            _libc.free.argtypes = [ctypes.c_void_p]
-            _libc.free.restype = None
-        _libc.free(desc.allocated)
-    return array
-
-
-def _scalar_ctype(spec):
-    np = _numpy()
-    if isinstance(spec, type) and issubclass(spec, ctypes._SimpleCData):
-        return spec
-    return np.ctypeslib.as_ctypes_type(np.dtype(spec))
-
-
-def _scalar_storage(value):
-    np = _numpy()
-    if isinstance(value, ctypes._SimpleCData):
-        return value
-    if isinstance(value, np.generic):
-        return np.ctypeslib.as_ctypes_type(value.dtype)(value.item())
-    if isinstance(value, bool):
-        return ctypes.c_bool(value)
-    if isinstance(value, int):
-        return ctypes.c_int64(value)
-    if isinstance(value, float):
-        return ctypes.c_double(value)
-    raise TypeError(f"unsupported argument {value!r}: pass numpy arrays, numpy "
-                    "scalars (np.float32(1)), Python int/float or ctypes values")
+# Memref descriptors and C-interface calls live in fp4.memref (no MLIR
+# needed); MemRef and memref_descriptor_type stay importable from here.
 
 
 class ExecutionEngine:
@@ -970,7 +862,6 @@ class ExecutionEngine:
         results: the function's result types in order: numpy dtypes or
         ctypes types for scalars, MemRef(dtype, rank) for memrefs. Returns
         None, the single result, or a tuple."""
-        np = _numpy()
         func = self.lookup("_mlir_ciface_" + name)
         if func is None:
             raise MLIRError(
@@ -978,63 +869,9 @@ class ExecutionEngine:
                 f"'{name}' llvm.emit_c_interface (or run "
                 "func.func(llvm-request-c-wrappers)) before lowering, and pass "
                 "the libraries its callees live in as shared_libs")
-        keep = []  # storage referenced by the packed argument array
-        slots = []
-
-        def pointer_slot(obj):
-            keep.append(obj)
-            ptr = ctypes.c_void_p(ctypes.addressof(obj))
-            keep.append(ptr)
-            slots.append(ctypes.addressof(ptr))
-
-        results = list(results)
-        result_storage = None
-        result_specs = []
-        for spec in results:
-            result_specs.append(spec if isinstance(spec, MemRef) else _scalar_ctype(spec))
-        returns_via_pointer = len(result_specs) > 1 or (
-            len(result_specs) == 1 and isinstance(result_specs[0], MemRef))
-        if returns_via_pointer:
-            if len(result_specs) == 1:
-                result_storage = result_specs[0].ctype()()
-            else:
-                fields = [(f"r{i}", s.ctype() if isinstance(s, MemRef) else s)
-                          for i, s in enumerate(result_specs)]
-                result_storage = type("Results", (ctypes.Structure,),
-                                      {"_fields_": fields})()
-            pointer_slot(result_storage)
-
-        for value in args:
-            if isinstance(value, np.ndarray):
-                keep.append(value)
-                pointer_slot(_descriptor_for(value))
-            elif isinstance(value, ctypes.Structure):
-                pointer_slot(value)  # a descriptor built by the caller
-            else:
-                storage = _scalar_storage(value)
-                keep.append(storage)
-                slots.append(ctypes.addressof(storage))
-
-        if len(result_specs) == 1 and not returns_via_pointer:
-            result_storage = result_specs[0]()
-            keep.append(result_storage)
-            slots.append(ctypes.addressof(result_storage))
-
-        packed = (ctypes.c_void_p * max(1, len(slots)))(*slots)
-        ctypes.CFUNCTYPE(None, ctypes.c_void_p)(func)(packed)
-
-        if not result_specs:
-            return None
-        if not returns_via_pointer:
-            return result_storage.value
-        if len(result_specs) == 1:
-            return _take_memref(result_specs[0], result_storage)
-        values = []
-        for i, spec in enumerate(result_specs):
-            field = getattr(result_storage, f"r{i}")
-            values.append(_take_memref(spec, field) if isinstance(spec, MemRef)
-                          else field)
-        return tuple(values)
+        frame = CallFrame(args, results)
+        ctypes.CFUNCTYPE(None, ctypes.c_void_p)(func)(frame.packed())
+        return frame.finish()
 
     def __del__(self):
         try:

@@ -9,6 +9,10 @@ include/fp4/Numerics/Reference.h: codes uint8 [rows, cols/2] (two codes per
 byte, lower index in the low nibble); scales uint8 (MXFP4, NVFP4, macro) or
 uint32 (HiF4 metadata); aux uint16 bf16 bits (macro factors); tensor_scale
 the NVFP4 g_dec.
+
+The functions call libFP4CAPI.so, or libFP4Reference.so (the same C entry
+points without MLIR, for machines that have none; $FP4_REFERENCE_LIB picks
+one explicitly): see fp4._lib.load_numerics.
 """
 
 import ctypes
@@ -43,7 +47,7 @@ def make_params(scheme, block_size=32, scale_rounding="floor",
     """Build the C parameter struct. index_strides=(row, col) sets the
     stochastic-rounding index of element (r, c) to
     index_base + r*row + c*col (default: the row-major index)."""
-    lib = _lib.load()
+    lib = _lib.load_numerics()
     p = _lib.SchemeParams()
     lib.fp4SchemeParamsInit(ctypes.byref(p), SCHEMES[scheme])
     p.blockSize = block_size
@@ -65,7 +69,7 @@ def _ptr(a, ctype):
 
 
 def _sizes(params, rows, cols):
-    lib = _lib.load()
+    lib = _lib.load_numerics()
     c, s, a = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
     if lib.fp4ReferenceComponentSizes(ctypes.byref(params), rows, cols,
                                       ctypes.byref(c), ctypes.byref(s),
@@ -90,7 +94,7 @@ def quantize(x, scheme="mxfp4", **options):
     scales = np.zeros(sbytes // np.dtype(sdtype).itemsize, dtype=sdtype)
     aux = np.zeros(abytes // 2, dtype=np.uint16) if abytes else None
     ts = np.zeros(1, dtype=np.float32)
-    lib = _lib.load()
+    lib = _lib.load_numerics()
     rc = lib.fp4ReferenceQuantize(
         ctypes.byref(params), _ptr(x, ctypes.c_float), rows, cols,
         _ptr(codes, ctypes.c_uint8), scales.ctypes.data_as(ctypes.c_void_p),
@@ -120,7 +124,7 @@ def dequantize(q):
     ts = np.array([q.tensor_scale if q.tensor_scale is not None else 1.0],
                   dtype=np.float32)
     out = np.empty(q.shape, dtype=np.float32)
-    lib = _lib.load()
+    lib = _lib.load_numerics()
     rc = lib.fp4ReferenceDequantize(
         ctypes.byref(params), _ptr(codes, ctypes.c_uint8),
         scales.ctypes.data_as(ctypes.c_void_p),
@@ -153,7 +157,7 @@ def _u8(v):
 def e2m1_encode(v, rounding="nearest_even", seed=0):
     v = _f32(v)
     out = np.empty(v.shape, dtype=np.uint8)
-    _lib.load().fp4E2M1EncodeArray(_ptr(v, ctypes.c_float), v.size,
+    _lib.load_numerics().fp4E2M1EncodeArray(_ptr(v, ctypes.c_float), v.size,
                                    ELEMENT_ROUNDING[rounding], seed,
                                    _ptr(out, ctypes.c_uint8))
     return out
@@ -162,7 +166,7 @@ def e2m1_encode(v, rounding="nearest_even", seed=0):
 def e2m1_decode(codes):
     c = _u8(codes)
     out = np.empty(c.shape, dtype=np.float32)
-    _lib.load().fp4E2M1DecodeArray(_ptr(c, ctypes.c_uint8), c.size,
+    _lib.load_numerics().fp4E2M1DecodeArray(_ptr(c, ctypes.c_uint8), c.size,
                                    _ptr(out, ctypes.c_float))
     return out
 
@@ -170,7 +174,7 @@ def e2m1_decode(codes):
 def mx_scale_byte(amax, scale_rounding="floor"):
     a = _f32(amax)
     out = np.empty(a.shape, dtype=np.uint8)
-    _lib.load().fp4MXScaleByteArray(_ptr(a, ctypes.c_float), a.size,
+    _lib.load_numerics().fp4MXScaleByteArray(_ptr(a, ctypes.c_float), a.size,
                                     SCALE_ROUNDING[scale_rounding],
                                     _ptr(out, ctypes.c_uint8))
     return out
@@ -179,7 +183,7 @@ def mx_scale_byte(amax, scale_rounding="floor"):
 def e8m0_decode(b):
     b = _u8(b)
     out = np.empty(b.shape, dtype=np.float32)
-    _lib.load().fp4E8M0DecodeArray(_ptr(b, ctypes.c_uint8), b.size,
+    _lib.load_numerics().fp4E8M0DecodeArray(_ptr(b, ctypes.c_uint8), b.size,
                                    _ptr(out, ctypes.c_float))
     return out
 
@@ -188,7 +192,7 @@ def e4m3_encode(v):
     """Non-negative values in [0, 448] only."""
     v = _f32(v)
     out = np.empty(v.shape, dtype=np.uint8)
-    _lib.load().fp4E4M3EncodeArray(_ptr(v, ctypes.c_float), v.size,
+    _lib.load_numerics().fp4E4M3EncodeArray(_ptr(v, ctypes.c_float), v.size,
                                    _ptr(out, ctypes.c_uint8))
     return out
 
@@ -196,7 +200,7 @@ def e4m3_encode(v):
 def e4m3_decode(b):
     b = _u8(b)
     out = np.empty(b.shape, dtype=np.float32)
-    _lib.load().fp4E4M3DecodeArray(_ptr(b, ctypes.c_uint8), b.size,
+    _lib.load_numerics().fp4E4M3DecodeArray(_ptr(b, ctypes.c_uint8), b.size,
                                    _ptr(out, ctypes.c_float))
     return out
 
@@ -204,14 +208,14 @@ def e4m3_decode(b):
 def round_to_bf16(v):
     v = _f32(v)
     out = np.empty(v.shape, dtype=np.float32)
-    _lib.load().fp4RoundToBF16Array(_ptr(v, ctypes.c_float), v.size,
+    _lib.load_numerics().fp4RoundToBF16Array(_ptr(v, ctypes.c_float), v.size,
                                     _ptr(out, ctypes.c_float))
     return out
 
 
 def counter_random(seed, first, n):
     out = np.empty(n, dtype=np.uint32)
-    _lib.load().fp4CounterRandomArray(seed & 0xFFFFFFFF, first, n,
+    _lib.load_numerics().fp4CounterRandomArray(seed & 0xFFFFFFFF, first, n,
                                       _ptr(out, ctypes.c_uint32))
     return out
 
@@ -230,7 +234,7 @@ def hadamard_rotate(x, size, randomized=False, seed=0, inverse=False,
     cols = x.shape[-1]
     rows = x.size // cols if cols else 0
     out = np.empty_like(x)
-    if _lib.load().fp4HadamardRotate(
+    if _lib.load_numerics().fp4HadamardRotate(
             _ptr(x, ctypes.c_float), rows, cols, size, stride,
             int(bool(randomized)), seed & 0xFFFFFFFF, int(bool(inverse)),
             _ptr(out, ctypes.c_float)):
@@ -244,7 +248,7 @@ def hadamard_signs(seed, size):
     """The randomized rotation's signs (+1.0 / -1.0) of coordinates
     0 .. size-1 under `seed`."""
     neg = np.empty(size, dtype=np.uint8)
-    if _lib.load().fp4HadamardSigns(seed & 0xFFFFFFFF, size,
+    if _lib.load_numerics().fp4HadamardSigns(seed & 0xFFFFFFFF, size,
                                     _ptr(neg, ctypes.c_uint8)):
         raise ValueError(f"invalid size {size}")
     return np.where(neg != 0, -1.0, 1.0).astype(np.float32)
@@ -289,7 +293,7 @@ def decompose_error(x, xq, codes, block_size, grid="e2m1", per_block=False,
     rows = x.size // cols if cols else 0
     if codes.size * 2 != x.size:
         raise ValueError("codes must hold two codes per byte for every x")
-    fn = _lib.load().fp4DecomposeError
+    fn = _lib.load_numerics().fp4DecomposeError
     p_f64 = ctypes.POINTER(ctypes.c_double)
     fn.restype = ctypes.c_int
     fn.argtypes = [ctypes.c_int32, ctypes.c_int64, ctypes.POINTER(
@@ -362,7 +366,7 @@ def split_outliers(x, block_size=32, k=1, bf16_values=True):
     rest = np.empty_like(x)
     values = np.empty(side, dtype=np.float32)
     indices = np.empty(side, dtype=np.uint8)
-    if _lib.load().fp4SplitOutliers(
+    if _lib.load_numerics().fp4SplitOutliers(
             _ptr(x, ctypes.c_float), rows, cols, block_size, k,
             _ptr(rest, ctypes.c_float), _ptr(values, ctypes.c_float),
             _ptr(indices, ctypes.c_uint8)):
@@ -383,7 +387,7 @@ def sparse_residual(x, scheme="mxfp4", block_size=4, k=2, bf16_values=True,
     side = x.shape[:-1] + (cols // block_size, k)
     values = np.empty(side, dtype=np.float32)
     indices = np.empty(side, dtype=np.uint8)
-    if _lib.load().fp4SparseResidual(
+    if _lib.load_numerics().fp4SparseResidual(
             ctypes.byref(params), _ptr(x, ctypes.c_float), rows, cols,
             block_size, k, _ptr(values, ctypes.c_float),
             _ptr(indices, ctypes.c_uint8)):

@@ -10,12 +10,15 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // gpu-module-to-binary translates kernels to LLVM IR in-process.
+  mlir::registerAllToLLVMIRTranslations(registry);
   mlir::registerAllPasses();
   mlir::fp4::registerAllDialects(registry);
   mlir::fp4::registerAllPasses();

@@ -44,4 +44,135 @@ def ConvertFP4ToLinalg : Pass<"convert-fp4-to-linalg", "::mlir::ModuleOp"> {
   ];
 }
 
+def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Lower fp4 ops to GPU kernels plus host launch code";
+  let description = [{
+    Turns every `fp4.matmul`, `fp4.quantize` (fused with a producing
+    `fp4.rotate`) and `fp4.dequantize` on static rank-2 shapes into a kernel
+    in the `gpu.module` named by `kernel-module` and, in its place, host code
+    that copies the operands' buffers to the device (`gpu.alloc` +
+    `gpu.memcpy`), launches the kernel(s) (`gpu.launch_func`), copies the
+    result back and frees the device buffers, all on one async token chain
+    ending in `gpu.wait`. That host code lives in a private launch function
+    per op (`@<kernel>_launch`, memref arguments: inputs then outputs) that
+    the op site calls between `bufferization.to_buffer` and
+    `bufferization.to_tensor`; the pass only declares it (attribute
+    `fp4.gpu_launch`) and `fp4-gpu-materialize-launches` fills in its body
+    after bufferization, because buffer deallocation cannot analyze the gpu
+    async ops. Quantized operands are passed as their component
+    buffers (`fp4.unpack`/`fp4.pack` on the host side, docs/ABI.md), so the
+    rest of the module is untouched and `fp4-pipeline-nvvm` lowers it like
+    the CPU pipeline does.
+
+    Kernels (docs/GPU.md): matmuls with `M <= decode-max-m` use the
+    memory-bound decode family, larger ones the tensor-core prefill family
+    (bf16 `mma.sync` after dequantizing FP4 operands in registers / shared
+    memory: sm_90 has no FP4 tensor cores); shapes or schemes a family
+    declines fall back to a simple reference kernel (variant `reference`).
+    Every kernel is specialized to its static shapes. The launch geometry
+    and argument list of each kernel are recorded in the module attribute
+    `fp4.gpu_kernels`, which `fp4-export-gpu-kernels` writes out as the
+    manifest used by `fp4.gpu` in Python.
+
+    Ops left alone (dynamic shapes, rank other than 2, axis not last) stay
+    on the host and are lowered by the CPU path; each gets a remark saying
+    why. An unsupported chip, `native-fp4` on a chip without FP4
+    instructions, or an option out of range is an error.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "Target chip: sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a, sm_120a">,
+    Option<"nativeFP4", "native-fp4", "bool", /*default=*/"false",
+           "Use native FP4 conversion / block-scaled MMA instructions "
+           "(needs sm_100a or sm_120a)">,
+    Option<"kernelModule", "kernel-module", "std::string",
+           /*default=*/"\"fp4_kernels\"", "Name of the generated gpu.module">,
+    Option<"decodeMaxM", "decode-max-m", "int64_t", /*default=*/"16",
+           "Largest M (1..64) handled by the decode (memory-bound) kernels">,
+    Option<"decodeWarps", "decode-warps", "int64_t", /*default=*/"0",
+           "Decode: warps per CTA splitting K (0: from the shape; 1..16)">,
+    Option<"decodeKUnroll", "decode-k-unroll", "int64_t", /*default=*/"256",
+           "Decode: K elements per warp and main-loop iteration "
+           "(multiple of 128, at most 1024)">,
+    Option<"decodeRowsPerCTA", "decode-rows-per-cta", "int64_t",
+           /*default=*/"0",
+           "Decode: weight rows per CTA, 16-row groups on different warps "
+           "sharing the activations (0: from the shape; multiple of 16)">,
+    Option<"decodeSplitK", "decode-split-k", "int64_t", /*default=*/"0",
+           "Decode: CTAs splitting K with f32 partial sums in a scratch "
+           "buffer and a rounding kernel (0: from the shape; 1: none)">,
+    Option<"decodePrefetch", "decode-prefetch", "int64_t", /*default=*/"0",
+           "Decode: main-loop iterations whose weight words are loaded "
+           "ahead (software pipelining; 0: none; 1..2)">,
+    Option<"decodeMaxRegisters", "decode-max-registers", "int64_t",
+           /*default=*/"0",
+           "Decode: registers per thread cap (.maxnreg; 0: none; else "
+           "32..255)">,
+    Option<"prefillTileM", "prefill-tile-m", "int64_t", /*default=*/"128",
+           "Prefill: CTA tile rows (M), multiple of 16">,
+    Option<"prefillTileN", "prefill-tile-n", "int64_t", /*default=*/"128",
+           "Prefill: CTA tile columns (N), multiple of 8">,
+    Option<"prefillTileK", "prefill-tile-k", "int64_t", /*default=*/"64",
+           "Prefill: K per pipeline stage, multiple of 32">,
+    Option<"prefillWarpsM", "prefill-warps-m", "int64_t", /*default=*/"2",
+           "Prefill: warps along M">,
+    Option<"prefillWarpsN", "prefill-warps-n", "int64_t", /*default=*/"4",
+           "Prefill: warps along N">,
+    Option<"prefillStages", "prefill-stages", "int64_t", /*default=*/"3",
+           "Prefill: shared-memory pipeline depth (2..6)">,
+    Option<"prefillDequant", "prefill-dequant", "std::string",
+           /*default=*/"\"shared\"",
+           "Prefill: where codes become bf16: 'shared' (once per CTA into "
+           "swizzled bf16 tiles read by ldmatrix) or 'registers' (per warp, "
+           "into mma fragments)">,
+    Option<"elementwiseThreads", "elementwise-threads", "int64_t",
+           /*default=*/"256",
+           "Quantize/dequantize: threads per CTA (multiple of 32, <= 1024)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect", "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def FP4MaterializeGPULaunches
+    : Pass<"fp4-gpu-materialize-launches", "::mlir::ModuleOp"> {
+  let summary = "Give the launch functions of convert-fp4-to-gpu their body";
+  let description = [{
+    For every function declaration carrying `fp4.gpu_launch` (created by
+    `convert-fp4-to-gpu`), builds the body: on one async token chain, a
+    device buffer per argument (inputs copied in), zero-filled scratch
+    buffers, the kernel launches in order, the outputs copied back into the
+    output arguments, every device buffer freed, and a final `gpu.wait`.
+    Runs after one-shot bufferization and buffer deallocation
+    (fp4-pipeline-nvvm does this).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
+def FP4ExportGPUKernels : Pass<"fp4-export-gpu-kernels", "::mlir::ModuleOp"> {
+  let summary = "Write the GPU kernel images and their launch manifest";
+  let description = [{
+    Runs after `gpu-module-to-binary`: writes each `gpu.binary` object of the
+    module into `dir` (`<binary>.ptx` for `format=isa`, `<binary>.cubin` for
+    `bin`, `<binary>.fatbin` for `fatbin`) and `dir/kernels.json`, built
+    from the `fp4.gpu_kernels` module attribute that `convert-fp4-to-gpu`
+    records: for every kernel its name, image file, op, variant, grid,
+    block, dynamic shared memory and arguments (name, dtype, shape). The
+    Python launcher `fp4.gpu.load(dir)` reads it (docs/GPU.md). The IR is
+    not changed.
+  }];
+  let options = [
+    Option<"dir", "dir", "std::string", /*default=*/"\"\"",
+           "Directory to write (created if missing)">
+  ];
+}
+
 #endif // FP4_CONVERSION_PASSES_TD

@@ -32,7 +32,89 @@ struct FP4CPUPipelineOptions
 void buildFP4CPUPipeline(OpPassManager &pm,
                          const FP4CPUPipelineOptions &options);
 
-/// Registers `fp4-pipeline-cpu`.
+struct FP4NVVMPipelineOptions
+    : public PassPipelineOptions<FP4NVVMPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("Target chip (convert-fp4-to-gpu)"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Kernel image: isa (PTX), bin (cubin, runs ptxas) or "
+                     "fatbin"),
+      llvm::cl::init("bin")};
+  PassOptions::Option<std::string> exportDir{
+      *this, "export-dir",
+      llvm::cl::desc("When set, write the kernel images and kernels.json "
+                     "here (fp4-export-gpu-kernels)"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> cudaPath{
+      *this, "cuda-path",
+      llvm::cl::desc("CUDA toolkit for ptxas / fatbinary (format=bin|fatbin)"),
+      llvm::cl::init("/usr/local/cuda")};
+  PassOptions::Option<int> optLevel{
+      *this, "opt-level", llvm::cl::desc("NVPTX optimization level (0-3)"),
+      llvm::cl::init(3)};
+  PassOptions::Option<bool> nativeFP4{
+      *this, "native-fp4",
+      llvm::cl::desc("Native FP4 instructions (sm_100a/sm_120a only)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<int64_t> decodeMaxM{
+      *this, "decode-max-m", llvm::cl::desc("See convert-fp4-to-gpu"),
+      llvm::cl::init(16)};
+  PassOptions::Option<int64_t> decodeWarps{
+      *this, "decode-warps", llvm::cl::desc("See convert-fp4-to-gpu"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> decodeKUnroll{
+      *this, "decode-k-unroll", llvm::cl::desc("See convert-fp4-to-gpu"),
+      llvm::cl::init(256)};
+  PassOptions::Option<int64_t> decodeRowsPerCTA{
+      *this, "decode-rows-per-cta", llvm::cl::desc("See convert-fp4-to-gpu"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> decodeSplitK{
+      *this, "decode-split-k", llvm::cl::desc("See convert-fp4-to-gpu"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> decodePrefetch{
+      *this, "decode-prefetch", llvm::cl::desc("See convert-fp4-to-gpu"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> decodeMaxRegisters{
+      *this, "decode-max-registers",
+      llvm::cl::desc("See convert-fp4-to-gpu"), llvm::cl::init(0)};
+  PassOptions::Option<int64_t> prefillTileM{
+      *this, "prefill-tile-m", llvm::cl::desc("See convert-fp4-to-gpu"),
+      llvm::cl::init(128)};
+  PassOptions::Option<int64_t> prefillTileN{
+      *this, "prefill-tile-n", llvm::cl::desc("See convert-fp4-to-gpu"),
+      llvm::cl::init(128)};
+  PassOptions::Option<int64_t> prefillTileK{
+      *this, "prefill-tile-k", llvm::cl::desc("See convert-fp4-to-gpu"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> prefillWarpsM{
+      *this, "prefill-warps-m", llvm::cl::desc("See convert-fp4-to-gpu"),
+      llvm::cl::init(2)};
+  PassOptions::Option<int64_t> prefillWarpsN{
+      *this, "prefill-warps-n", llvm::cl::desc("See convert-fp4-to-gpu"),
+      llvm::cl::init(4)};
+  PassOptions::Option<int64_t> prefillStages{
+      *this, "prefill-stages", llvm::cl::desc("See convert-fp4-to-gpu"),
+      llvm::cl::init(3)};
+  PassOptions::Option<std::string> prefillDequant{
+      *this, "prefill-dequant", llvm::cl::desc("See convert-fp4-to-gpu"),
+      llvm::cl::init("shared")};
+  PassOptions::Option<int64_t> elementwiseThreads{
+      *this, "elementwise-threads", llvm::cl::desc("See convert-fp4-to-gpu"),
+      llvm::cl::init(256)};
+};
+
+/// convert-fp4-to-gpu, then the CPU pipeline's host steps (fp4 leftovers to
+/// linalg, bufferization, loops), then the NVVM lowering of the kernels
+/// (nvvm-attach-target, convert-gpu-to-nvvm with bare-pointer kernel
+/// arguments), gpu-to-llvm for the host, gpu-module-to-binary and,
+/// with export-dir, fp4-export-gpu-kernels. The result translates to LLVM
+/// IR with mlir-translate and links against libfp4_cuda_runtime.so.
+void buildFP4NVVMPipeline(OpPassManager &pm,
+                          const FP4NVVMPipelineOptions &options);
+
+/// Registers `fp4-pipeline-cpu` and `fp4-pipeline-nvvm`.
 void registerFP4Pipelines();
 
 } // namespace fp4

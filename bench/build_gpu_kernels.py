@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Compile every case of bench/gpu_cases.py to PTX + kernels.json (runs here,
+needs fp4-opt; no GPU). Also assembles each image with ptxas -v for sm_90 and
+writes the register / spill / shared-memory report to
+bench/kernels/ptxas.txt. Usage:
+
+    python3 bench/build_gpu_kernels.py [--out bench/kernels] [--only NAME..]
+        [--options "decode-warps=8 ..."]
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, HERE)
+
+from fp4 import gpu  # noqa: E402
+import gpu_cases  # noqa: E402
+
+
+def ptxas_report(ptx, ptxas):
+    r = subprocess.run([ptxas, "-arch=sm_90", "-v", ptx, "-o", os.devnull],
+                       capture_output=True, text=True)
+    if r.returncode:
+        raise SystemExit(f"ptxas failed on {ptx}:\n{r.stderr}")
+    rows = []
+    for func, body in re.findall(r"Compiling entry function '(\w+)'.*?\n(.*?)(?=ptxas info    : Compiling|\Z)",
+                                 r.stderr, re.S):
+        regs = re.search(r"Used (\d+) registers", body)
+        spill = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", body)
+        smem = re.search(r"(\d+) bytes smem", body)
+        rows.append((func, int(regs.group(1)) if regs else -1,
+                     f"{spill.group(1)}/{spill.group(2)}" if spill else "?",
+                     int(smem.group(1)) if smem else 0))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.path.join(HERE, "kernels"))
+    ap.add_argument("--only", nargs="*")
+    ap.add_argument("--options", default="")
+    ap.add_argument("--ptxas", default="/usr/local/cuda/bin/ptxas")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    report = []
+    for case in gpu_cases.CASES:
+        if args.only and case["name"] not in args.only:
+            continue
+        d = os.path.join(args.out, case["name"])
+        gpu.compile(gpu_cases.mlir(case), chip="sm_90", out_dir=d,
+                    options=("format=isa " + args.options).strip())
+        manifest = gpu.read_manifest(d)
+        for k in manifest["kernels"]:
+            rows = ptxas_report(os.path.join(d, k["image"]), args.ptxas)
+            for func, regs, spill, smem in rows:
+                if func == k["name"]:
+                    report.append(f"{case['name']:28s} {k['name']:22s} "
+                                  f"{k['variant']:18s} regs {regs:3d} "
+                                  f"spill(st/ld) {spill:7s} smem {smem + k['shared_bytes']}")
+        print(report[-1] if report else case["name"], flush=True)
+    with open(os.path.join(args.out, "ptxas.txt"), "w") as f:
+        f.write("\n".join(report) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1077 @@
+//===- DecodeMatmulKernel.cpp - memory-bound matmul for decode shapes -----===//
+//
+// C[M, N] = A[M, K] * W[N, K]^T for M <= 16 (decode), W quantized along K,
+// A bf16 (W4A16) or quantized along K (W4A4, emulated). The time is the
+// weight read: at HBM speed every SM must consume about 30 weight elements
+// per clock, about 4 thread instructions per element. A CUDA-core GEMV
+// spends about 6 (toolchain.md), so the multiply-add goes to the tensor
+// cores even at M = 1: dequantized weight pairs are the A operand of
+// mma.sync m16n8k16 bf16 (16 weight rows = mma M), activation rows the B
+// operand (mma N = 8; two n-tiles when M > 8; columns >= M are computed on
+// a clamped row and never stored, so they cost nothing extra).
+//
+// Layout. A warp owns 16 weight rows (rows g and g + 8 for lane
+// (g = lane / 4, tig = lane % 4)); K is cut into chunks of 128 and lane tig
+// takes the 32-element unit tig of each chunk: 16 contiguous code bytes per
+// row, one ld.global.nc.v4 (each warp load instruction reads 8 rows x 64
+// contiguous bytes). The sum over K is permutation-invariant, so the unit's
+// 32 K indices may go to the mma K slots in any order as long as the
+// activation fragment uses the same one: step s (0..7) of a chunk takes code
+// word v = s / 2 of the unit and its pairs 2(s % 2) and 2(s % 2) + 1
+// (BF16PairDequant.h), K slots {2tig, 2tig+1} and {2tig+8, 2tig+9} of the
+// PTX fragment layout. The activation side loads the same 32 K indices of
+// row g (64 bytes, 4 x v4, L1/L2 resident) and builds the same pairs with
+// one prmt each (W4A4: the same code-pair construction as the weights).
+//
+// Scales. MXFP4 / macro E8M0 blocks: two exact bf16x2 multiplies per pair,
+// 2^126 and then 2^(byte - 127), so that every byte, including 0 (2^-127)
+// and 0xFF (NaN), gives the reference value or its overflow to inf (a single
+// factor 2^(byte - 1) does not exist in bf16 above byte 128, and a warp-vote
+// fast path made LLVM hoist the pair construction of both paths above the
+// branch: 205 registers instead of 66). NVFP4: one multiply by 2^118 * e4m3
+// (always exact; values carry 2^-8, and the tensor scale and 2^8 are
+// applied to the f32 sum at the end). Macro factors (not exact in bf16
+// times an FP4 value) scale a chunk's f32 partial sum, so the macro block
+// must be a multiple of 128 (or the whole row).
+//
+// Warps of a CTA split K (iteration j of warp w handles chunk group
+// j * warps + w, `unroll` chunks with all loads issued first); partial sums
+// meet in shared memory at the end. The main loop is software pipelined
+// (`prefetch` = decode-prefetch): the weight words and scale bytes of the
+// group `prefetch` iterations ahead are loaded at the top of an iteration
+// and carried in iter_args, so a lane waits on loads issued one iteration
+// earlier instead of a full memory latency per iteration. K tail: the last partial chunk zeroes
+// the units beyond K (codes and activations, benign scales). N tail: rows
+// are clamped for loads and not stored.
+//
+// Instructions per lane and chunk (64 weight elements, M <= 8, MXFP4, PTX):
+// 56 shifts, 64 and, 32 or, 64 bf16x2 multiplies, 16 prmt, 8 mma, 6 v4 and
+// 2 byte loads: about 3.9 per weight element (3.4 once ptxas fuses and/or
+// into LOP3), about 2.1 of them on the integer ALU pipe.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BF16PairDequant.h"
+#include "fp4/Conversion/FP4ToGPU/KernelBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::fp4;
+
+namespace {
+
+/// K elements per chunk (4 lanes x 32) and per lane unit.
+constexpr int64_t kChunk = 128;
+constexpr int64_t kUnit = 32;
+/// mma k16 steps per chunk (a unit is 16 pairs, 2 per step and row).
+constexpr int64_t kStepsPerChunk = 8;
+
+/// What the kernel reads of a quantized operand (weights, or the W4A4 lhs).
+struct QuantOperand {
+  enum class Scale { E8M0, E4M3 };
+  Scale scale = Scale::E8M0;
+  /// Elements per scale byte.
+  int64_t blockSize = 32;
+  /// Elements per bf16 macro factor (0: no factors).
+  int64_t macroBlock = 0;
+  bool hasTensorScale = false;
+  /// The component memrefs (kernel arguments).
+  Value codes, scales, extra;
+
+  int64_t numComponents() const {
+    return 2 + ((macroBlock != 0 || hasTensorScale) ? 1 : 0);
+  }
+  /// The fragments hold value * 2^-fragmentShift.
+  int64_t fragmentShift() const { return scale == Scale::E4M3 ? 8 : 0; }
+  /// Scale bytes per 32-element unit, and the one code word v belongs to.
+  int64_t scalesPerUnit() const { return blockSize == 16 ? 2 : 1; }
+  int64_t scaleSlot(int64_t word) const {
+    return blockSize == 16 ? word / 2 : 0;
+  }
+  /// The scale byte of a unit lane that lies beyond K: value 1.
+  int64_t benignScaleByte() const { return scale == Scale::E8M0 ? 127 : 0x38; }
+};
+
+FailureOr<QuantOperand> describeOperand(QuantizedTensorType type, int64_t k,
+                                        StringRef role, std::string &reason) {
+  Attribute scheme = type.getScheme();
+  QuantOperand q;
+  if (auto mx = dyn_cast<MXFP4Attr>(scheme)) {
+    q.blockSize = mx.getBlockSize();
+  } else if (isa<NVFP4Attr>(scheme)) {
+    q.scale = QuantOperand::Scale::E4M3;
+    q.blockSize = 16;
+    q.hasTensorScale = true;
+  } else if (auto macro = dyn_cast<MXFP4MacroAttr>(scheme)) {
+    q.macroBlock = macro.getMacroBlock() == 0 ? k : macro.getMacroBlock();
+    if (q.macroBlock % kChunk != 0 && q.macroBlock != k) {
+      reason = (role + ": macro blocks of " + Twine(q.macroBlock) +
+                " elements split a 128-element chunk (the decode kernel "
+                "applies macro factors per chunk; need a multiple of 128)")
+                   .str();
+      return failure();
+    }
+  } else {
+    reason = (role + ": " + type.getScheme().getFormatName() +
+              " has no tensor-core dequantization in the decode kernel")
+                 .str();
+    return failure();
+  }
+  if (q.blockSize != 16 && q.blockSize % kUnit != 0) {
+    reason = (role + ": scale blocks of " + Twine(q.blockSize) +
+              " elements (the decode kernel needs 16 or a multiple of 32)")
+                 .str();
+    return failure();
+  }
+  return q;
+}
+
+/// Launch shape of one decode kernel.
+struct DecodeConfig {
+  int64_t m = 0, n = 0, k = 0;
+  /// Activation n-tiles of 8 rows (1 or 2).
+  int64_t nTiles = 1;
+  /// 16-row weight tiles per warp (1; the emitter loops are general).
+  int64_t rowTiles = 1;
+  /// Chunks per main-loop iteration.
+  int64_t unroll = 2;
+  /// Warps per CTA: `rowWarps` groups of 16 * rowTiles weight rows (they
+  /// share the activation slice, which L1 then serves once per CTA), each of
+  /// `kWarps` warps splitting K.
+  int64_t warps = 4;
+  int64_t rowWarps = 1;
+  int64_t kWarps = 4;
+  /// CTAs splitting K (split-K): > 1 adds f32 partial sums atomically into a
+  /// scratch buffer, which a second kernel rounds into the result.
+  int64_t splitK = 1;
+  /// Main-loop iterations whose weight words are loaded ahead (0: none).
+  int64_t prefetch = 1;
+
+  int64_t fullChunks() const { return k / kChunk; }
+  int64_t fullGroups() const { return fullChunks() / unroll; }
+  bool hasPartialChunk() const { return k % kChunk != 0; }
+  int64_t rowsPerCTA() const { return 16 * rowTiles * rowWarps; }
+  int64_t numRowCTAs() const { return llvm::divideCeil(n, rowsPerCTA()); }
+  int64_t numCTAs() const { return numRowCTAs() * splitK; }
+  /// Main-loop groups per split-K slice.
+  int64_t groupsPerSplit() const {
+    return llvm::divideCeil(fullGroups(), splitK);
+  }
+  /// f32 partial sums per lane: 4 per (row tile, n-tile).
+  int64_t sumsPerLane() const { return 4 * rowTiles * nTiles; }
+};
+
+/// The loads of one chunk, per lane.
+struct ChunkLoads {
+  Value chunk;
+  /// [rowTile * 2 + half] -> 4 code words; half 0 is row g, 1 row g + 8.
+  SmallVector<SmallVector<Value, 4>> weightWords;
+  /// [rowTile * 2 + half] -> scale bytes (i32) of the unit.
+  SmallVector<SmallVector<Value, 2>> weightScales;
+  /// [rowTile * 2 + half] -> macro factor (f32), when the weight has them.
+  SmallVector<Value> weightMacro;
+  /// [nTile] -> 16 bf16 words (W4A16) or 4 code words (W4A4).
+  SmallVector<SmallVector<Value, 16>> actWords;
+  /// [nTile] -> scale bytes (W4A4).
+  SmallVector<SmallVector<Value, 2>> actScales;
+  /// [nTile * 2 + column] -> macro factor (f32) of the C columns 2tig and
+  /// 2tig + 1 of the n-tile, when the lhs has them.
+  SmallVector<Value> actMacro;
+};
+
+class DecodeKernelEmitter {
+public:
+  DecodeKernelEmitter(OpBuilder &b, Location loc, const DecodeConfig &cfg,
+                      QuantOperand weight, std::optional<QuantOperand> lhsQ,
+                      Value lhs, Value result)
+      : b(b), loc(loc), cfg(cfg), weight(weight), lhsQ(lhsQ), lhs(lhs),
+        result(result) {}
+
+  void emit(gpu::GPUFuncOp func);
+
+private:
+  // Constants and index arithmetic.
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value i32(int64_t v) {
+    return arith::ConstantOp::create(
+        b, loc, b.getI32IntegerAttr(static_cast<int32_t>(v)));
+  }
+  Value f32(float v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) { return y == 0 ? x : add(x, idx(y)); }
+  Value mul(Value x, int64_t y) { return y == 1 ? x : mul(x, idx(y)); }
+  Value div(Value x, int64_t y) {
+    return y == 1 ? x : arith::DivUIOp::create(b, loc, x, idx(y));
+  }
+  Value rem(Value x, int64_t y) {
+    return arith::RemUIOp::create(b, loc, x, idx(y));
+  }
+  Value minIdx(Value x, int64_t y) {
+    return arith::MinUIOp::create(b, loc, x, idx(y));
+  }
+  Value ult(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+
+  // Loads.
+  SmallVector<Value, 4> loadCodeWords(Value codes, Value row, Value k0,
+                                      Value valid);
+  SmallVector<Value, 4> loadBF16Words(Value row, Value k0, Value valid);
+  SmallVector<Value, 2> loadScaleBytes(const QuantOperand &q, Value row,
+                                       Value k0, Value valid);
+  Value loadMacroFactor(const QuantOperand &q, Value row, Value chunk);
+  ChunkLoads loadChunk(Value chunk, bool masked);
+  void loadWeightChunk(ChunkLoads &loads, Value chunk, bool masked);
+  void loadActChunk(ChunkLoads &loads, Value chunk, bool masked);
+  /// Unit start and validity of this lane in `chunk`.
+  std::pair<Value, Value> unitStart(Value chunk, bool masked);
+  /// The weight part of a chunk as a flat value list (loop-carried) and
+  /// back.
+  SmallVector<Value> flattenWeights(const ChunkLoads &loads) const;
+  ChunkLoads unflattenWeights(Value chunk, ValueRange flat) const;
+  int64_t numFlatWeightValues() const;
+  SmallVector<Value> emitPipelinedLoop(Value start, Value end,
+                                       ValueRange acc);
+
+  // Compute.
+  SmallVector<SmallVector<Value, 2>> factors(const QuantOperand &q,
+                                             ArrayRef<Value> bytes);
+  Value dequantPair(Value word, int64_t pair, ArrayRef<Value> factor);
+  SmallVector<Value> computeChunks(ArrayRef<ChunkLoads> loads, ValueRange acc);
+  SmallVector<Value> emitGroup(ValueRange acc, Value firstChunk, int64_t count,
+                               bool masked);
+
+  // Epilogue.
+  Value finalScale();
+  void storeResult(Value value, Value sumIndex, Value sumLane);
+
+  /// Accumulator index: [rowTile][nTile][parity][element].
+  int64_t accIndex(int64_t rt, int64_t nt, int64_t parity, int64_t e) const {
+    return ((rt * cfg.nTiles + nt) * 2 + parity) * 4 + e;
+  }
+  int64_t numAcc() const { return cfg.rowTiles * cfg.nTiles * 2 * 4; }
+  bool hasMacro() const {
+    return weight.macroBlock != 0 || (lhsQ && lhsQ->macroBlock != 0);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  DecodeConfig cfg;
+  QuantOperand weight;
+  std::optional<QuantOperand> lhsQ;
+  Value lhs, result;
+
+  Value lane, warp, kWarp, split, g, tig, rowBase;
+  /// Clamped weight rows [rowTile * 2 + half] and activation rows [nTile].
+  SmallVector<Value> weightRows, actRows;
+  /// Clamped activation rows of the C columns 2tig + c: [nTile * 2 + c].
+  SmallVector<Value> columnRows;
+};
+
+SmallVector<Value, 4> DecodeKernelEmitter::loadCodeWords(Value codes, Value row,
+                                                         Value k0,
+                                                         Value valid) {
+  // vector<16xi8> with 16-byte alignment, bitcast right away: NVPTX emits
+  // one ld.global.nc.v4.b32 (toolchain.md).
+  auto bytesType = VectorType::get({16}, b.getI8Type());
+  Value bytes = vector::LoadOp::create(
+      b, loc, bytesType, codes, ValueRange{row, div(k0, 2)},
+      /*nontemporal=*/false, llvm::MaybeAlign(16));
+  Value words = vector::BitCastOp::create(
+      b, loc, VectorType::get({4}, b.getI32Type()), bytes);
+  SmallVector<Value, 4> out;
+  for (int64_t i = 0; i < 4; ++i) {
+    Value w = vector::ExtractOp::create(b, loc, words, i);
+    out.push_back(valid ? select(valid, w, i32(0)) : w);
+  }
+  return out;
+}
+
+SmallVector<Value, 4> DecodeKernelEmitter::loadBF16Words(Value row, Value k0,
+                                                         Value valid) {
+  SmallVector<Value, 4> out;
+  auto vecType = VectorType::get({8}, b.getBF16Type());
+  for (int64_t v = 0; v < 4; ++v) {
+    Value values = vector::LoadOp::create(
+        b, loc, vecType, lhs, ValueRange{row, add(k0, 8 * v)},
+        /*nontemporal=*/false, llvm::MaybeAlign(16));
+    Value words = vector::BitCastOp::create(
+        b, loc, VectorType::get({4}, b.getI32Type()), values);
+    for (int64_t t = 0; t < 4; ++t) {
+      Value w = vector::ExtractOp::create(b, loc, words, t);
+      out.push_back(valid ? select(valid, w, i32(0)) : w);
+    }
+  }
+  return out;
+}
+
+SmallVector<Value, 2> DecodeKernelEmitter::loadScaleBytes(const QuantOperand &q,
+                                                          Value row, Value k0,
+                                                          Value valid) {
+  SmallVector<Value, 2> out;
+  Value block = div(k0, q.blockSize);
+  for (int64_t s = 0; s < q.scalesPerUnit(); ++s) {
+    Value byte = memref::LoadOp::create(b, loc, q.scales,
+                                        ValueRange{row, add(block, s)});
+    Value wide = arith::ExtUIOp::create(b, loc, b.getI32Type(), byte);
+    out.push_back(valid ? select(valid, wide, i32(q.benignScaleByte())) : wide);
+  }
+  return out;
+}
+
+Value DecodeKernelEmitter::loadMacroFactor(const QuantOperand &q, Value row,
+                                           Value chunk) {
+  Value macro = div(mul(chunk, kChunk), q.macroBlock);
+  Value factor =
+      memref::LoadOp::create(b, loc, q.extra, ValueRange{row, macro});
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), factor);
+}
+
+std::pair<Value, Value> DecodeKernelEmitter::unitStart(Value chunk,
+                                                      bool masked) {
+  // First K index of this lane's unit; a unit beyond K (partial chunk only)
+  // reads unit 0 and is zeroed.
+  Value k0 = add(mul(chunk, kChunk), mul(tig, kUnit));
+  Value valid;
+  if (masked) {
+    valid = ult(k0, idx(cfg.k));
+    k0 = select(valid, k0, idx(0));
+  }
+  return {k0, valid};
+}
+
+void DecodeKernelEmitter::loadWeightChunk(ChunkLoads &loads, Value chunk,
+                                          bool masked) {
+  auto [k0, valid] = unitStart(chunk, masked);
+  for (Value row : weightRows) {
+    loads.weightWords.push_back(loadCodeWords(weight.codes, row, k0, valid));
+    loads.weightScales.push_back(loadScaleBytes(weight, row, k0, valid));
+    if (weight.macroBlock)
+      loads.weightMacro.push_back(loadMacroFactor(weight, row, chunk));
+  }
+}
+
+void DecodeKernelEmitter::loadActChunk(ChunkLoads &loads, Value chunk,
+                                       bool masked) {
+  auto [k0, valid] = unitStart(chunk, masked);
+  for (Value row : actRows) {
+    if (!lhsQ) {
+      loads.actWords.push_back(loadBF16Words(row, k0, valid));
+      continue;
+    }
+    SmallVector<Value, 4> words = loadCodeWords(lhsQ->codes, row, k0, valid);
+    loads.actWords.push_back(
+        SmallVector<Value, 16>(words.begin(), words.end()));
+    loads.actScales.push_back(loadScaleBytes(*lhsQ, row, k0, valid));
+  }
+  if (lhsQ && lhsQ->macroBlock)
+    for (Value row : columnRows)
+      loads.actMacro.push_back(loadMacroFactor(*lhsQ, row, chunk));
+}
+
+ChunkLoads DecodeKernelEmitter::loadChunk(Value chunk, bool masked) {
+  ChunkLoads loads;
+  loads.chunk = chunk;
+  loadWeightChunk(loads, chunk, masked);
+  loadActChunk(loads, chunk, masked);
+  return loads;
+}
+
+int64_t DecodeKernelEmitter::numFlatWeightValues() const {
+  int64_t perRow = 4 + weight.scalesPerUnit() + (weight.macroBlock ? 1 : 0);
+  return static_cast<int64_t>(weightRows.size()) * perRow;
+}
+
+SmallVector<Value>
+DecodeKernelEmitter::flattenWeights(const ChunkLoads &loads) const {
+  SmallVector<Value> flat;
+  for (size_t r = 0; r < weightRows.size(); ++r) {
+    llvm::append_range(flat, loads.weightWords[r]);
+    llvm::append_range(flat, loads.weightScales[r]);
+    if (weight.macroBlock)
+      flat.push_back(loads.weightMacro[r]);
+  }
+  return flat;
+}
+
+ChunkLoads DecodeKernelEmitter::unflattenWeights(Value chunk,
+                                                 ValueRange flat) const {
+  ChunkLoads loads;
+  loads.chunk = chunk;
+  size_t pos = 0;
+  for (size_t r = 0; r < weightRows.size(); ++r) {
+    loads.weightWords.emplace_back(flat.begin() + pos,
+                                   flat.begin() + pos + 4);
+    pos += 4;
+    int64_t scales = weight.scalesPerUnit();
+    loads.weightScales.emplace_back(flat.begin() + pos,
+                                    flat.begin() + pos + scales);
+    pos += scales;
+    if (weight.macroBlock)
+      loads.weightMacro.push_back(flat[pos++]);
+  }
+  assert(static_cast<int64_t>(pos) == numFlatWeightValues());
+  return loads;
+}
+
+SmallVector<SmallVector<Value, 2>>
+DecodeKernelEmitter::factors(const QuantOperand &q, ArrayRef<Value> bytes) {
+  // E8M0: 2^126 then 2^(byte - 127), two exact multiplies for every byte
+  // (one factor 2^(byte - 1) would overflow bf16 above byte 128). E4M3:
+  // one multiply by 2^118 * e4m3.
+  SmallVector<SmallVector<Value, 2>> out;
+  for (Value byte : bytes) {
+    if (q.scale == QuantOperand::Scale::E4M3)
+      out.push_back({buildE4M3FactorTimes2Pow118(b, loc, byte)});
+    else
+      out.push_back({buildBF16x2Constant(b, loc, 0x1p126f),
+                     buildE8M0Factor(b, loc, byte)});
+  }
+  return out;
+}
+
+Value DecodeKernelEmitter::dequantPair(Value word, int64_t pair,
+                                       ArrayRef<Value> factor) {
+  Value v = buildE2M1PairBits(b, loc, word, pair);
+  for (Value f : factor)
+    v = buildMulBF16x2(b, loc, v, f);
+  return v;
+}
+
+SmallVector<Value>
+DecodeKernelEmitter::computeChunks(ArrayRef<ChunkLoads> chunks,
+                                   ValueRange accIn) {
+  SmallVector<Value> acc(accIn.begin(), accIn.end());
+  for (const ChunkLoads &loads : chunks) {
+    // Factors per weight row and activation row of this chunk.
+    SmallVector<SmallVector<SmallVector<Value, 2>>> wf, af;
+    for (const auto &bytes : loads.weightScales)
+      wf.push_back(factors(weight, bytes));
+    for (const auto &bytes : loads.actScales)
+      af.push_back(factors(*lhsQ, bytes));
+
+    // With macro factors the chunk accumulates from zero and is scaled
+    // into `acc` afterwards.
+    SmallVector<Value> chain = acc;
+    if (hasMacro())
+      for (Value &v : chain)
+        v = f32(0.0f);
+
+    for (int64_t s = 0; s < kStepsPerChunk; ++s) {
+      int64_t word = s / 2, p0 = 2 * (s % 2), p1 = p0 + 1, parity = s % 2;
+      SmallVector<SmallVector<Value, 2>> bFrags;
+      for (int64_t nt = 0; nt < cfg.nTiles; ++nt) {
+        if (!lhsQ) {
+          ValueRange words =
+              ArrayRef<Value>(loads.actWords[nt]).slice(4 * word, 4);
+          bFrags.push_back({buildBF16PairFromWords(b, loc, words, p0),
+                            buildBF16PairFromWords(b, loc, words, p1)});
+        } else {
+          Value w = loads.actWords[nt][word];
+          ArrayRef<Value> f = af[nt][lhsQ->scaleSlot(word)];
+          bFrags.push_back({dequantPair(w, p0, f), dequantPair(w, p1, f)});
+        }
+      }
+      for (int64_t rt = 0; rt < cfg.rowTiles; ++rt) {
+        Value wordG = loads.weightWords[2 * rt][word];
+        Value wordG8 = loads.weightWords[2 * rt + 1][word];
+        ArrayRef<Value> fG = wf[2 * rt][weight.scaleSlot(word)];
+        ArrayRef<Value> fG8 = wf[2 * rt + 1][weight.scaleSlot(word)];
+        // A fragment: {row g, k 2tig..}, {row g+8, k 2tig..},
+        // {row g, k 2tig+8..}, {row g+8, k 2tig+8..}.
+        SmallVector<Value, 4> aFrag = {
+            dequantPair(wordG, p0, fG), dequantPair(wordG8, p0, fG8),
+            dequantPair(wordG, p1, fG), dequantPair(wordG8, p1, fG8)};
+        for (int64_t nt = 0; nt < cfg.nTiles; ++nt) {
+          SmallVector<Value, 4> c;
+          for (int64_t e = 0; e < 4; ++e)
+            c.push_back(chain[accIndex(rt, nt, parity, e)]);
+          SmallVector<Value, 4> d = buildMmaBF16(b, loc, aFrag, bFrags[nt], c);
+          for (int64_t e = 0; e < 4; ++e)
+            chain[accIndex(rt, nt, parity, e)] = d[e];
+        }
+      }
+    }
+
+    if (!hasMacro()) {
+      acc = chain;
+      continue;
+    }
+    // acc += (both parities) * weight factor(row) * lhs factor(column).
+    for (int64_t rt = 0; rt < cfg.rowTiles; ++rt)
+      for (int64_t nt = 0; nt < cfg.nTiles; ++nt)
+        for (int64_t e = 0; e < 4; ++e) {
+          Value sum =
+              arith::AddFOp::create(b, loc, chain[accIndex(rt, nt, 0, e)],
+                                    chain[accIndex(rt, nt, 1, e)]);
+          Value factor;
+          if (weight.macroBlock)
+            factor = loads.weightMacro[2 * rt + e / 2];
+          if (lhsQ && lhsQ->macroBlock) {
+            Value column = loads.actMacro[2 * nt + e % 2];
+            factor =
+                factor
+                    ? arith::MulFOp::create(b, loc, factor, column).getResult()
+                    : column;
+          }
+          Value &target = acc[accIndex(rt, nt, 0, e)];
+          target = arith::AddFOp::create(
+              b, loc, target, arith::MulFOp::create(b, loc, sum, factor));
+        }
+  }
+  return acc;
+}
+
+SmallVector<Value> DecodeKernelEmitter::emitGroup(ValueRange acc,
+                                                  Value firstChunk,
+                                                  int64_t count, bool masked) {
+  // All loads of the group first, so that each lane has count x 2 x 16
+  // weight bytes in flight before its first conversion.
+  SmallVector<ChunkLoads, 4> chunks;
+  for (int64_t u = 0; u < count; ++u)
+    chunks.push_back(loadChunk(add(firstChunk, u), masked));
+  return computeChunks(chunks, acc);
+}
+
+SmallVector<Value> DecodeKernelEmitter::emitPipelinedLoop(Value start,
+                                                          Value end,
+                                                          ValueRange accIn) {
+  // Software pipelining: the weight words of the group `prefetch`
+  // iterations ahead are loaded at the top of an iteration, so every lane
+  // keeps (prefetch + 1) x unroll x 2 x 16 weight bytes in flight instead of
+  // stalling on the loads of the group it is about to convert. Groups past
+  // `end` (the last iterations, warps without work) load a clamped group
+  // that is in bounds and read by this CTA anyway (L1/L2 hits), and are
+  // never used. Activations (L1/L2 resident) are loaded in the iteration
+  // that uses them.
+  int64_t depth = cfg.prefetch;
+  int64_t perChunk = numFlatWeightValues();
+  int64_t perGroup = perChunk * cfg.unroll;
+  Value last = arith::SubIOp::create(b, loc, end, idx(1));
+  auto loadGroup = [&](Value group) {
+    Value clamped = select(ult(group, end), group, last);
+    SmallVector<Value> flat;
+    for (int64_t u = 0; u < cfg.unroll; ++u) {
+      ChunkLoads loads;
+      loadWeightChunk(loads, add(mul(clamped, cfg.unroll), u),
+                      /*masked=*/false);
+      llvm::append_range(flat, flattenWeights(loads));
+    }
+    return flat;
+  };
+
+  // InstCombine turns a phi whose incoming values are all loads into one
+  // load of a phi of the addresses, i.e. it undoes the pipelining (the PTX
+  // then loads and uses in the same iteration again). It does not sink a
+  // load past an instruction that may write memory, so the blocks that load
+  // end in an empty side-effecting asm statement (no PTX instruction).
+  auto sinkBarrier = [&]() {
+    LLVM::InlineAsmOp::create(b, loc, TypeRange{}, ValueRange{},
+                              /*asm_string=*/"", /*constraints=*/"",
+                              /*has_side_effects=*/true,
+                              /*is_align_stack=*/false,
+                              LLVM::tailcallkind::TailCallKind::None,
+                              LLVM::AsmDialectAttr(), ArrayAttr());
+  };
+
+  SmallVector<Value> init(accIn.begin(), accIn.end());
+  int64_t numAccValues = init.size();
+  for (int64_t d = 0; d < depth; ++d)
+    llvm::append_range(init, loadGroup(add(start, d * cfg.kWarps)));
+  sinkBarrier();
+
+  auto loop = scf::ForOp::create(b, loc, start, end, idx(cfg.kWarps), init);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value group = loop.getInductionVar();
+  ValueRange carried = loop.getRegionIterArgs();
+  SmallVector<Value> ahead = loadGroup(add(group, depth * cfg.kWarps));
+  // Activations chunk by chunk, right before their use: at M > 8 a
+  // group's activation words (2 x 16 per chunk) would otherwise double the
+  // live registers.
+  SmallVector<Value> yielded(carried.take_front(numAccValues));
+  Value firstChunk = mul(group, cfg.unroll);
+  for (int64_t u = 0; u < cfg.unroll; ++u) {
+    Value chunk = add(firstChunk, u);
+    ChunkLoads loads = unflattenWeights(
+        chunk, carried.slice(numAccValues + u * perChunk, perChunk));
+    loadActChunk(loads, chunk, /*masked=*/false);
+    yielded = computeChunks(loads, yielded);
+  }
+  // Shift the queue: groups 1..depth-1 move down, the new one goes last.
+  llvm::append_range(
+      yielded, carried.slice(numAccValues + perGroup, (depth - 1) * perGroup));
+  llvm::append_range(yielded, ahead);
+  sinkBarrier();
+  scf::YieldOp::create(b, loc, yielded);
+  return SmallVector<Value>(loop.getResults().take_front(numAccValues));
+}
+
+Value DecodeKernelEmitter::finalScale() {
+  int64_t shift = weight.fragmentShift() + (lhsQ ? lhsQ->fragmentShift() : 0);
+  Value scale;
+  if (shift != 0)
+    scale = f32(static_cast<float>(std::ldexp(1.0, shift)));
+  auto applyTensorScale = [&](const QuantOperand &q) {
+    if (!q.hasTensorScale)
+      return;
+    Value ts = memref::LoadOp::create(b, loc, q.extra, ValueRange{});
+    scale = scale ? arith::MulFOp::create(b, loc, scale, ts).getResult() : ts;
+  };
+  applyTensorScale(weight);
+  if (lhsQ)
+    applyTensorScale(*lhsQ);
+  return scale;
+}
+
+void DecodeKernelEmitter::storeResult(Value value, Value sumIndex,
+                                      Value sumLane) {
+  // sumIndex = (rowTile * nTiles + nTile) * 4 + e of the lane `sumLane`:
+  // c0, c1 = (row g, columns 2tig, 2tig+1), c2, c3 = row g + 8.
+  Value e = rem(sumIndex, 4);
+  Value nt = rem(div(sumIndex, 4), cfg.nTiles);
+  Value rt = div(sumIndex, 4 * cfg.nTiles);
+  Value laneG = div(sumLane, 4), laneTig = rem(sumLane, 4);
+  Value row = add(add(rowBase, mul(rt, 16)), add(laneG, mul(div(e, 2), 8)));
+  Value column = add(mul(nt, 8), add(mul(laneTig, 2), rem(e, 2)));
+  Value inBounds = arith::AndIOp::create(b, loc, ult(row, idx(cfg.n)),
+                                         ult(column, idx(cfg.m)));
+  auto ifOp = scf::IfOp::create(b, loc, inBounds, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  if (cfg.splitK > 1) {
+    // `result` is the f32 scratch of the split-K partial sums.
+    memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, value,
+                                result, ValueRange{column, row});
+    return;
+  }
+  Type elementType = cast<MemRefType>(result.getType()).getElementType();
+  if (!elementType.isF32())
+    value = arith::TruncFOp::create(b, loc, elementType, value);
+  memref::StoreOp::create(b, loc, value, result, ValueRange{column, row});
+}
+
+void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  lane = rem(tid, 32);
+  warp = div(tid, 32);
+  kWarp = rem(warp, cfg.kWarps);
+  g = div(lane, 4);
+  tig = rem(lane, 4);
+  // blockIdx.x = split * numRowCTAs + row CTA (one grid dimension, so that
+  // consecutive CTAs stream consecutive weight rows of the same K slice).
+  Value bid = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value rowCTA = bid;
+  split = idx(0);
+  if (cfg.splitK > 1) {
+    rowCTA = rem(bid, cfg.numRowCTAs());
+    split = div(bid, cfg.numRowCTAs());
+  }
+  rowBase = add(mul(rowCTA, cfg.rowsPerCTA()),
+                mul(div(warp, cfg.kWarps), 16 * cfg.rowTiles));
+  for (int64_t rt = 0; rt < cfg.rowTiles; ++rt)
+    for (int64_t half = 0; half < 2; ++half)
+      weightRows.push_back(
+          minIdx(add(rowBase, add(g, 16 * rt + 8 * half)), cfg.n - 1));
+  for (int64_t nt = 0; nt < cfg.nTiles; ++nt) {
+    actRows.push_back(minIdx(add(g, 8 * nt), cfg.m - 1));
+    for (int64_t c = 0; c < 2; ++c)
+      columnRows.push_back(minIdx(add(mul(tig, 2), 8 * nt + c), cfg.m - 1));
+  }
+
+  SmallVector<Value> acc(numAcc(), f32(0.0f));
+  TypeRange accTypes = ValueRange(acc).getTypes();
+  SmallVector<Type> types(accTypes.begin(), accTypes.end());
+
+  // Main loop: groups of `unroll` full chunks of this split's slice,
+  // round-robin over the K warps.
+  Value isLastSplit;
+  if (cfg.splitK > 1)
+    isLastSplit = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        split, idx(cfg.splitK - 1));
+  if (cfg.fullGroups() > 0) {
+    Value first = mul(split, cfg.groupsPerSplit());
+    Value end = cfg.splitK > 1
+                    ? minIdx(add(first, cfg.groupsPerSplit()), cfg.fullGroups())
+                    : idx(cfg.fullGroups());
+    if (cfg.prefetch > 0) {
+      acc = emitPipelinedLoop(add(first, kWarp), end, acc);
+    } else {
+      auto loop = scf::ForOp::create(b, loc, add(first, kWarp), end,
+                                     idx(cfg.kWarps), acc);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      SmallVector<Value> next =
+          emitGroup(loop.getRegionIterArgs(),
+                    mul(loop.getInductionVar(), cfg.unroll), cfg.unroll,
+                    /*masked=*/false);
+      scf::YieldOp::create(b, loc, next);
+      acc = SmallVector<Value>(loop.getResults());
+    }
+  }
+  // Remaining full chunks, one per iteration (last split only).
+  int64_t tailStart = cfg.fullGroups() * cfg.unroll;
+  if (tailStart < cfg.fullChunks()) {
+    Value first = add(kWarp, tailStart);
+    if (isLastSplit)
+      first = select(isLastSplit, first, idx(cfg.fullChunks()));
+    auto loop = scf::ForOp::create(b, loc, first, idx(cfg.fullChunks()),
+                                   idx(cfg.kWarps), acc);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> next =
+        emitGroup(loop.getRegionIterArgs(), loop.getInductionVar(), 1,
+                  /*masked=*/false);
+    scf::YieldOp::create(b, loc, next);
+    acc = SmallVector<Value>(loop.getResults());
+  }
+  // The partial last chunk, on the warp whose turn it is.
+  if (cfg.hasPartialChunk()) {
+    int64_t owner = (cfg.fullChunks() - tailStart) % cfg.kWarps;
+    Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                       kWarp, idx(owner));
+    if (isLastSplit)
+      mine = arith::AndIOp::create(b, loc, mine, isLastSplit);
+    auto ifOp = scf::IfOp::create(b, loc, types, mine, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      scf::YieldOp::create(
+          b, loc, emitGroup(acc, idx(cfg.fullChunks()), 1, /*masked=*/true));
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      scf::YieldOp::create(b, loc, acc);
+    }
+    acc = SmallVector<Value>(ifOp.getResults());
+  }
+
+  // Both parities, per (row tile, n-tile, element).
+  SmallVector<Value> sums;
+  for (int64_t rt = 0; rt < cfg.rowTiles; ++rt)
+    for (int64_t nt = 0; nt < cfg.nTiles; ++nt)
+      for (int64_t e = 0; e < 4; ++e)
+        sums.push_back(arith::AddFOp::create(
+            b, loc, acc[accIndex(rt, nt, 0, e)], acc[accIndex(rt, nt, 1, e)]));
+  Value scale = finalScale();
+  auto scaled = [&](Value v) -> Value {
+    return scale ? arith::MulFOp::create(b, loc, v, scale).getResult() : v;
+  };
+
+  int64_t perLane = cfg.sumsPerLane();
+  if (cfg.kWarps == 1) {
+    for (int64_t i = 0; i < perLane; ++i)
+      storeResult(scaled(sums[i]), idx(i), lane);
+    return;
+  }
+
+  // Cross-warp reduction: warp w writes its sums to [w][i][lane]
+  // (conflict-free), then sum i of lane l is finished by the K warp
+  // i % kWarps of the same row group.
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto smemType = MemRefType::get({cfg.warps * perLane * 32}, b.getF32Type(),
+                                  MemRefLayoutAttrInterface(), workgroup);
+  Value smem = func.addWorkgroupAttribution(smemType, loc);
+  for (int64_t i = 0; i < perLane; ++i)
+    memref::StoreOp::create(
+        b, loc, sums[i], smem,
+        ValueRange{add(mul(add(mul(warp, perLane), i), 32), lane)});
+  gpu::BarrierOp::create(b, loc);
+  Value groupWarp0 = mul(div(warp, cfg.kWarps), cfg.kWarps);
+  for (int64_t it = 0; it * cfg.kWarps < perLane; ++it) {
+    Value i = add(kWarp, it * cfg.kWarps);
+    Value guarded = i;
+    if ((it + 1) * cfg.kWarps > perLane) {
+      // Only lanes with i < perLane run `finish`; the clamp keeps the
+      // addresses of the others in bounds too (the CPU interpreter of the
+      // tests evaluates them under a mask).
+      i = minIdx(i, perLane - 1);
+    }
+    auto finish = [&]() {
+      Value total;
+      for (int64_t w = 0; w < cfg.kWarps; ++w) {
+        Value slot = add(mul(add(groupWarp0, w), perLane), i);
+        Value part = memref::LoadOp::create(
+            b, loc, smem, ValueRange{add(mul(slot, 32), lane)});
+        total = total ? arith::AddFOp::create(b, loc, total, part).getResult()
+                      : part;
+      }
+      storeResult(scaled(total), i, lane);
+    };
+    if ((it + 1) * cfg.kWarps <= perLane) {
+      finish();
+      continue;
+    }
+    auto ifOp = scf::IfOp::create(b, loc, ult(guarded, idx(perLane)),
+                                  /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    finish();
+  }
+}
+
+/// H200: SMs, and about the warps of a 64-72 register kernel one SM holds
+/// (28 in theory, 24-26 achieved under ncu).
+constexpr int64_t kSMs = 132;
+constexpr int64_t kResidentWarpsPerSM = 26;
+
+/// Row groups per CTA when the option leaves it open: at M > 8 the
+/// activation slice (16 rows) is as large as the weight tile's codes, so
+/// two row groups share it (through L1); at M <= 8 one.
+int64_t chooseRowWarps(const DecodeConfig &cfg) {
+  // Measured on the H200 (docs/Performance.md, sweeps): at M = 16, two
+  // 16-row groups per CTA sharing the activations (27.6 us) beat one
+  // (28.6 us) and four (29.0 us).
+  int64_t rowWarps = cfg.m > 8 ? 2 : 1;
+  while (rowWarps > 1 && 16 * cfg.rowTiles * rowWarps > cfg.n)
+    rowWarps /= 2;
+  return rowWarps;
+}
+
+/// K warps per row group when the option leaves it open: enough that the
+/// grid holds about one wave of resident warps (~3500 on 132 SMs), the
+/// configuration that measured best at every M = 1 shape (14336x4096: 4
+/// warps, 14.9 us; 4096x4096 and 4096x14336: 16 warps, 6.1 / 16.1 us),
+/// without leaving a warp less than one main-loop iteration; at most 8 warps
+/// per CTA once several row groups share it.
+int64_t chooseKWarps(const DecodeConfig &cfg) {
+  int64_t chunks = llvm::divideCeil(cfg.k, kChunk);
+  int64_t maxWarps = cfg.rowWarps > 1 ? 8 : 16;
+  int64_t kWarps = 1;
+  while (cfg.numRowCTAs() * kWarps * cfg.rowWarps < kSMs * kResidentWarpsPerSM &&
+         (2 * kWarps) * cfg.rowWarps <= maxWarps &&
+         chunks >= cfg.unroll * (2 * kWarps))
+    kWarps *= 2;
+  return kWarps;
+}
+
+/// Split-K when the option leaves it open: none. Splitting K across CTAs
+/// (atomics into a scratch buffer plus a finalize launch) measured slower
+/// than more K warps per CTA at every shape tried (4096x4096: 8.6 vs 6.1 us;
+/// 4096x14336: 16.4 vs 16.1 us); it stays available as decode-split-k.
+int64_t chooseSplitK(const DecodeConfig &) { return 1; }
+
+/// The split-K epilogue: result = scratch, rounded to the result type, and
+/// the scratch zeroed again for the next call (so that repeated launches,
+/// e.g. a replayed CUDA graph, need no memset).
+KernelLaunch buildSplitKFinalize(OpBuilder &builder, Location loc,
+                                 gpu::GPUModuleOp module, StringRef name,
+                                 const KernelArg &scratch,
+                                 const KernelArg &result, int64_t m,
+                                 int64_t n) {
+  constexpr int64_t kThreads = 256;
+  KernelLaunch launch;
+  launch.block = {kThreads, 1, 1};
+  launch.grid = {llvm::divideCeilSigned(m * n, kThreads), 1, 1};
+  launch.variant = "decode_splitk_finalize";
+  SmallVector<KernelArg> args = {scratch, result};
+  for (const KernelArg &a : args)
+    launch.argNames.push_back(a.name);
+  launch.func =
+      createKernelShell(builder, loc, module, name, args, launch.block);
+  OpBuilder::InsertionGuard guard(builder);
+  OpBuilder &b = builder;
+  b.setInsertionPoint(launch.func.getBody().front().getTerminator());
+  auto idx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value partial = launch.func.getArgument(0);
+  Value out = launch.func.getArgument(1);
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value bid = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value i = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, bid, idx(kThreads)), tid);
+  Value inBounds = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i,
+                                         idx(m * n));
+  auto ifOp = scf::IfOp::create(b, loc, inBounds, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  // Clamped, so that the addresses stay inside the buffers even where a
+  // lane is masked off (the CPU interpreter of the tests evaluates them).
+  Value clamped = arith::MinUIOp::create(b, loc, i, idx(m * n - 1));
+  Value column = arith::DivUIOp::create(b, loc, clamped, idx(n));
+  Value row = arith::RemUIOp::create(b, loc, clamped, idx(n));
+  Value v = memref::LoadOp::create(b, loc, partial, ValueRange{column, row});
+  memref::StoreOp::create(
+      b, loc, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f)),
+      partial, ValueRange{column, row});
+  Type elementType = result.type.getElementType();
+  if (!elementType.isF32())
+    v = arith::TruncFOp::create(b, loc, elementType, v);
+  memref::StoreOp::create(b, loc, v, out, ValueRange{column, row});
+  return launch;
+}
+
+} // namespace
+
+FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
+    OpBuilder &builder, Location loc, gpu::GPUModuleOp module, StringRef name,
+    const MatmulKernelSpec &spec, const GPUTarget &target,
+    const GPUKernelOptions &options, std::string &reason) {
+  if (target.smVersion < 80) {
+    reason = "the decode kernel needs bf16 mma.sync (sm_80 or newer)";
+    return failure();
+  }
+  if (spec.m < 1 || spec.m > 16) {
+    reason = "M = " + std::to_string(spec.m) +
+             " is outside the decode kernel's 1..16 activation rows";
+    return failure();
+  }
+  if (spec.k % kUnit != 0) {
+    reason = "K = " + std::to_string(spec.k) +
+             " is not a multiple of 32 (the decode kernel reads 16-byte "
+             "aligned code rows)";
+    return failure();
+  }
+  Type resultType = spec.resultElementType;
+  if (!resultType ||
+      !(resultType.isF32() || resultType.isBF16() || resultType.isF16())) {
+    reason = "the decode kernel writes f32, bf16 or f16 results";
+    return failure();
+  }
+  if (!spec.lhsQuantized &&
+      !(spec.lhsElementType && spec.lhsElementType.isBF16())) {
+    reason = "the decode kernel takes bf16 or quantized activations (the "
+             "tensor cores multiply bf16)";
+    return failure();
+  }
+  if (options.decodeKUnroll < kChunk || options.decodeKUnroll % kChunk != 0) {
+    reason = "decode-k-unroll must be a positive multiple of 128";
+    return failure();
+  }
+
+  FailureOr<QuantOperand> weight =
+      describeOperand(spec.rhs, spec.k, "weight", reason);
+  if (failed(weight))
+    return failure();
+  std::optional<QuantOperand> lhsQ;
+  if (spec.lhsQuantized) {
+    FailureOr<QuantOperand> q =
+        describeOperand(spec.lhsQuantized, spec.k, "activation", reason);
+    if (failed(q))
+      return failure();
+    lhsQ = *q;
+  }
+  size_t expectedArgs =
+      (lhsQ ? lhsQ->numComponents() : 1) + weight->numComponents() + 1;
+  if (spec.args.size() != expectedArgs) {
+    reason = "unexpected kernel argument list for the decode kernel";
+    return failure();
+  }
+
+  DecodeConfig cfg;
+  cfg.m = spec.m;
+  cfg.n = spec.n;
+  cfg.k = spec.k;
+  cfg.nTiles = llvm::divideCeil(spec.m, 8);
+  cfg.unroll = options.decodeKUnroll / kChunk;
+  if (options.decodePrefetch < 0 || options.decodePrefetch > 2) {
+    reason = "decode-prefetch must be 0, 1 or 2";
+    return failure();
+  }
+  cfg.prefetch = options.decodePrefetch;
+  if (options.decodeMaxRegisters > 0 && options.decodeMaxRegisters < 32) {
+    reason = "decode-max-registers below 32 leaves no room for the kernel";
+    return failure();
+  }
+  if (options.decodeRowsPerCTA % 16 != 0) {
+    reason = "decode-rows-per-cta must be a multiple of 16";
+    return failure();
+  }
+  cfg.rowWarps = options.decodeRowsPerCTA > 0 ? options.decodeRowsPerCTA / 16
+                                              : chooseRowWarps(cfg);
+  if (options.decodeWarps > 0) {
+    if (options.decodeWarps % cfg.rowWarps != 0) {
+      reason = "decode-warps = " + std::to_string(options.decodeWarps) +
+               " is not a multiple of the " + std::to_string(cfg.rowWarps) +
+               " row groups of decode-rows-per-cta";
+      return failure();
+    }
+    cfg.kWarps = options.decodeWarps / cfg.rowWarps;
+  } else {
+    cfg.kWarps = chooseKWarps(cfg);
+  }
+  cfg.warps = cfg.rowWarps * cfg.kWarps;
+  if (cfg.warps > 32) {
+    reason = "the decode CTA would need more than 32 warps";
+    return failure();
+  }
+  cfg.splitK = options.decodeSplitK > 0 ? options.decodeSplitK
+                                        : chooseSplitK(cfg);
+  // Never more slices than main-loop groups (at least one split).
+  cfg.splitK = std::max<int64_t>(
+      1, std::min<int64_t>(cfg.splitK, cfg.fullGroups()));
+
+  // Split-K: the main kernel adds into an f32 scratch [M, N] instead of
+  // writing the result, a second kernel rounds it into the result.
+  SmallVector<KernelArg> mainArgs(spec.args);
+  KernelArg partials{"scratch.partial",
+                     MemRefType::get({spec.m, spec.n}, builder.getF32Type()),
+                     /*readOnly=*/false};
+  if (cfg.splitK > 1)
+    mainArgs.back() = partials;
+
+  std::array<int64_t, 3> block = {32 * cfg.warps, 1, 1};
+  gpu::GPUFuncOp func =
+      createKernelShell(builder, loc, module, name, mainArgs, block);
+  // An optional register cap (more CTAs per SM). Not on by default: with
+  // .maxnreg 64 ptxas spills the M > 8 variants (and, scheduling loads
+  // more eagerly, even some it fits in 56 registers without the cap).
+  if (options.decodeMaxRegisters > 0)
+    func->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
+                  builder.getI32IntegerAttr(options.decodeMaxRegisters));
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(func.getBody().front().getTerminator());
+
+  auto args = func.getArguments();
+  size_t next = 0;
+  Value lhs;
+  if (lhsQ) {
+    lhsQ->codes = args[next++];
+    lhsQ->scales = args[next++];
+    if (lhsQ->numComponents() == 3)
+      lhsQ->extra = args[next++];
+  } else {
+    lhs = args[next++];
+  }
+  weight->codes = args[next++];
+  weight->scales = args[next++];
+  if (weight->numComponents() == 3)
+    weight->extra = args[next++];
+  Value result = args[next++];
+
+  DecodeKernelEmitter emitter(builder, loc, cfg, *weight, lhsQ, lhs, result);
+  emitter.emit(func);
+
+  KernelPlan plan;
+  KernelLaunch launch;
+  launch.func = func;
+  launch.grid = {cfg.numCTAs(), 1, 1};
+  launch.block = block;
+  launch.variant = lhsQ ? "decode_w4a4" : "decode_w4a16";
+  for (const KernelArg &arg : mainArgs)
+    launch.argNames.push_back(arg.name);
+  plan.launches.push_back(launch);
+  if (cfg.splitK > 1) {
+    plan.scratch.push_back(partials);
+    plan.launches.push_back(buildSplitKFinalize(
+        builder, loc, module, (name + "_finalize").str(), partials,
+        spec.args.back(), spec.m, spec.n));
+  }
+  return plan;
+}

@@ -1,0 +1,1169 @@
+//===- PrefillMatmulKernel.cpp - tensor-core matmul for prefill shapes ---===//
+//
+// C[M, N] = A[M, K] * W[N, K]^T with W quantized (MXFP4, NVFP4, macro-scaled
+// MXFP4) and A bf16 (W4A16) or quantized too (W4A4), on mma.sync m16n8k16
+// bf16 with f32 accumulators: an Ampere-style multistage GEMM for chips
+// without FP4 tensor cores (sm_80..sm_90). HiF4, f16/f32 activations and
+// MXFP4 blocks that are not a multiple of 16 are declined (the reference
+// kernel takes them).
+//
+// CTA tile BM x BN x BK, warps WarpsM x WarpsN each owning a WM x WN block
+// of C. Per K tile, cp.async copies (zero-filling everything outside M, N,
+// K) into a `stages`-deep ring in dynamic shared memory:
+//   * A bf16 [BM][BK] (W4A16), 16-byte chunks XOR-swizzled by row;
+//   * the packed codes of W [BN][BK/2] (and of A for W4A4), 32-byte groups
+//     XOR-swizzled by row.
+// Block scales are read from global memory into registers one tile ahead.
+//
+// The key layout choice is a K permutation inside every 64-wide K group:
+// lane (g = lane / 4, q = lane % 4) owns the 16 consecutive elements
+// [16q, 16q + 16) of the group, and mma step s (0..3) maps its k slots
+// {2q, 2q+1, 2q+8, 2q+9} to elements 16q + 4s + {0, 1, 2, 3}. A dot product
+// does not care about the order of k, so both operands just have to agree;
+// in exchange every lane reads its weight codes as one 8-byte word per
+// 8-row slice (no ldmatrix, no code shuffles) and its A elements as 16-byte
+// shared loads, and dequantizes the codes straight into mma B fragments
+// (FragmentDequant.h). W is dequantized where it is used, so it never
+// exists in bf16 anywhere.
+//
+// W4A4: the A codes tile is dequantized cooperatively (each element once per
+// CTA, not once per warp column) into a double-buffered bf16 tile with the
+// same swizzle as the W4A16 A tile, one tile ahead of the mma loop; the mma
+// loop is then the W4A16 one.
+//
+// prefill-dequant=shared (the default) moves the weight dequantization out
+// of the mma loop, where every warp column repeated it and the in-register
+// B fragments made the loop issue-bound: per K tile, all threads dequantize
+// the W codes tile once into a double-buffered bf16 tile [2][BN][BK] (same
+// chunk swizzle as the A tile), one tile ahead of the mma loop like the
+// W4A4 A tile, with one barrier per K tile. The mma loop then runs in plain
+// K order on ldmatrix.x4 (A: 16x16 per m tile; W: 16n x 16k = two n8
+// tiles), 6 ldmatrix per 16 mma.sync at a 64x32 warp tile. It needs 3
+// stages and warp tiles that are multiples of 16x16; other configurations
+// fall back to the register form ("registers"), described above.
+//
+// Scales are exact in bf16 up to a power of two, which, with the NVFP4
+// tensor scales, is applied to the f32 accumulators in the epilogue; the
+// epilogue converts to the result type and stores with row/column guards.
+// MXFP4 weights take a one-multiply dequantization when all scales of a
+// warp's tile are at most 2 (a warp-uniform branch per K tile), else two.
+// Macro factors are not exact in bf16: they scale f32 partial sums, folded
+// into the accumulators at macro-block ends (or once, in the epilogue, when
+// a single macro block spans K).
+//
+//===----------------------------------------------------------------------===//
+
+#include "BF16PairDequant.h"
+#include "FragmentDequant.h"
+#include "fp4/Conversion/FP4ToGPU/KernelBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
+#include <numeric>
+#include <tuple>
+
+using namespace mlir;
+using namespace mlir::fp4;
+
+namespace {
+
+/// Elements of a K group: the unit of the K permutation (4 mma steps).
+constexpr int64_t kGroup = 64;
+/// Largest dynamic shared memory of one CTA on sm_80..sm_90 (227 KB).
+constexpr int64_t kMaxSharedBytes = 227 * 1024;
+
+/// Static facts of one kernel: tiles, warp layout, shared memory plan.
+struct PrefillPlan {
+  int64_t m, n, k;
+  int64_t bm, bn, bk, warpsM, warpsN, stages, threads;
+  /// Warp tile and its mma tiles (16 rows, 8 columns).
+  int64_t wm, wn, mTiles, nTiles;
+  /// K groups per tile and K tiles.
+  int64_t groups, numK;
+  bool w4a4;
+  /// cp.async size of code chunks: 16 bytes when rows of codes are 16-byte
+  /// aligned (K % 32 == 0), else 8.
+  int64_t codeChunk;
+  /// Shared memory: byte offsets and sizes.
+  int64_t aStageBytes, bStageBytes, aBufBytes;
+  int64_t aOffset, bOffset, aBufOffset, sharedBytes;
+  /// Macro-scaled operands. A factor per row covering all of K is applied in
+  /// the epilogue (*RowFactor); shorter macro blocks (K tiles per block in
+  /// *MacroTiles) scale f32 partial sums that are folded into the
+  /// accumulators every flushTiles tiles (0: no partial sums).
+  bool lhsRowFactor = false, rhsRowFactor = false;
+  int64_t lhsMacroTiles = 0, rhsMacroTiles = 0, flushTiles = 0;
+  /// prefill-dequant=shared: W is dequantized once per CTA into a
+  /// double-buffered bf16 tile [2][BN][BK] (at bBufOffset) that the mma
+  /// loop reads with ldmatrix, in plain K order.
+  bool shared = false;
+  int64_t bBufBytes = 0, bBufOffset = 0;
+};
+
+/// Builds the kernel body; one instance per kernel.
+class PrefillEmitter {
+public:
+  PrefillEmitter(OpBuilder &b, Location loc, const PrefillPlan &p,
+                 const MatmulKernelSpec &spec,
+                 std::optional<BF16FragmentDequant> lhsDequant,
+                 BF16FragmentDequant rhsDequant)
+      : b(b), loc(loc), p(p), spec(spec), lhsDequant(lhsDequant),
+        rhsDequant(rhsDequant) {}
+
+  void emit(gpu::GPUFuncOp func);
+
+private:
+  // Index arithmetic.
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value i32(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) { return y == 0 ? x : add(x, idx(y)); }
+  Value mul(Value x, int64_t y) {
+    return y == 1 ? x : arith::MulIOp::create(b, loc, x, idx(y)).getResult();
+  }
+  Value div(Value x, int64_t y) {
+    return y == 1 ? x : arith::DivUIOp::create(b, loc, x, idx(y)).getResult();
+  }
+  Value rem(Value x, int64_t y) {
+    return arith::RemUIOp::create(b, loc, x, idx(y));
+  }
+  Value xorI(Value x, Value y) { return arith::XOrIOp::create(b, loc, x, y); }
+  Value andI(Value x, int64_t y) {
+    return arith::AndIOp::create(b, loc, x, idx(y));
+  }
+  Value shr(Value x, int64_t y) {
+    return arith::ShRUIOp::create(b, loc, x, idx(y));
+  }
+  Value minU(Value x, int64_t y) {
+    return arith::MinUIOp::create(b, loc, x, idx(y));
+  }
+  Value ult(Value x, int64_t y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x,
+                                 idx(y));
+  }
+  Value andB(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+
+  /// XOR mask of the 32-byte K groups of codes row `row` (only its low bits
+  /// matter): physical group = logical group ^ mask, so that the 8-byte
+  /// reads of 4 consecutive rows by a half-warp hit distinct banks.
+  Value codeGroupSwizzle(Value row);
+  /// Physical 16-byte chunk of logical chunk `chunk` of a bf16 row.
+  Value bf16ChunkSwizzle(Value chunk, Value row) {
+    return xorI(chunk, andI(row, 7));
+  }
+
+  /// Source row and column of a cp.async chunk of `chunk` elements at
+  /// (row, col) of a [totalRows, cols] buffer read in tiles of `tileRows`
+  /// rows, and its source element count: 0 (zero fill, address clamped
+  /// into the buffer) outside, null when it can never be outside.
+  std::tuple<Value, Value, Value> zeroFillSource(Value row, int64_t totalRows,
+                                                 int64_t tileRows, Value col,
+                                                 int64_t cols, int64_t chunk);
+  /// cp.async of K tile `tile` (index) into ring slot `stage`.
+  void issueTile(Value tile, Value stage);
+  void issueBF16Rows(Value src, Value view, Value rowBase, int64_t rows,
+                     int64_t totalRows, Value tile, Value stage);
+  void issueCodeRows(Value src, Value view, Value rowBase, int64_t rows,
+                     int64_t totalRows, Value tile, Value stage);
+  /// Emits `body(u, round)` for the units u = tid + round * threads < count
+  /// (guarded in the last round when count % threads != 0).
+  void forEachThreadUnit(int64_t count,
+                         function_ref<void(Value, int64_t)> body);
+
+  /// Raw scale bytes (i32) this lane needs for tile `tile`.
+  SmallVector<Value> loadRhsScales(Value tile);
+  SmallVector<Value> loadLhsScales(Value tile) {
+    return loadUnitScales(*lhsDequant, lhsArgs[1], m0, p.bm, p.m, tile);
+  }
+  /// Scale bytes (i32) of the 32-code units this thread dequantizes in
+  /// dequantizeTile for tile `tile` of a [totalRows, K] operand whose CTA
+  /// rows start at `rowBase`.
+  SmallVector<Value> loadUnitScales(const BF16FragmentDequant &dq,
+                                    Value scalesArg, Value rowBase,
+                                    int64_t rows, int64_t totalRows,
+                                    Value tile);
+  /// `dq`'s multiplier for `byte`, zero when the block starts at or after K
+  /// (its codes were zero-filled; a NaN scale must not leak into C).
+  Value multiplier(const BF16FragmentDequant &dq, Value byte, Value kStart,
+                   bool fast = false);
+
+  /// W4A4: dequantizes the A codes of tile `tile` in ring slot `stage` into
+  /// bf16 buffer `buf`.
+  void dequantizeLhsTile(Value tile, Value stage, Value buf,
+                         ValueRange scales) {
+    dequantizeTile(*lhsDequant, aCodes32, aBuf32, p.bm, tile, stage, buf,
+                   scales);
+  }
+  /// Cooperative dequantization of the codes tile in ring slot `stage` of
+  /// `codes32` ([stages][rows][BK/8] i32) into bf16 buffer `buf` of
+  /// `buf32` ([2][rows][BK/2] i32), 16-byte chunks swizzled as the W4A16 A
+  /// tile (bf16ChunkSwizzle), so that ldmatrix and the fragment loads read
+  /// it without bank conflicts.
+  void dequantizeTile(const BF16FragmentDequant &dq, Value codes32,
+                      Value buf32, int64_t rows, Value tile, Value stage,
+                      Value buf, ValueRange scales);
+  /// prefill-dequant=shared: the mma work of one K tile from the bf16 A
+  /// tile (`aView` slot `aSlot`, [*][BM][BK] bf16) and the bf16 W tile
+  /// (bBuf slot `bSlot`), both read with ldmatrix.x4.
+  SmallVector<Value> mmaTileShared(Value aView, Value aSlot, Value bSlot,
+                                   ValueRange acc);
+  /// ldmatrix.x4 (no transpose) of bf16 `view` at `indices`: the 4 i32
+  /// registers of this lane.
+  std::array<Value, 4> ldmatrixX4(Value view, ValueRange indices);
+  /// The mma work of one K tile; returns the new accumulators. `fast`:
+  /// the one-multiply dequantization (BF16FragmentDequant::hasFastForm).
+  SmallVector<Value> mmaTile(Value tile, Value aView, Value aSlot,
+                             Value stage, ValueRange rhsScales,
+                             ValueRange acc, bool fast);
+  /// mmaTile in its fast form when every lane of the warp may use it (a
+  /// warp-uniform branch per tile), else in the general form.
+  SmallVector<Value> mmaTileDispatch(Value tile, Value aView, Value aSlot,
+                                     Value stage, ValueRange rhsScales,
+                                     ValueRange acc);
+  void epilogue(ValueRange acc);
+
+  /// Macro factors (f32) of the lane's output columns (nTiles x {2q, 2q+1})
+  /// and rows (mTiles x {g, g + 8}) for macro block `block`.
+  SmallVector<Value> loadColumnFactors(Value block);
+  SmallVector<Value> loadRowFactors(Value block);
+  /// After K tile `kt`: at the end of a flush period (or of K), returns
+  /// acc + factors * sums and zero partial sums, else acc and sums.
+  SmallVector<Value> flushPartials(Value kt, ValueRange acc, ValueRange sums,
+                                   Value zero);
+  /// Element e of mma tile (i, jn) times its row and column factors.
+  Value applyFactors(Value v, int64_t i, int64_t jn, int64_t e,
+                     ArrayRef<Value> colFactors, ArrayRef<Value> rowFactors);
+
+  /// An mma.sync m16n8k16 bf16 step: 4 A words, 2 B words, vector<4xf32>.
+  Value mma(ArrayRef<Value> a, ArrayRef<Value> bw, Value c);
+
+  OpBuilder &b;
+  Location loc;
+  const PrefillPlan &p;
+  const MatmulKernelSpec &spec;
+  std::optional<BF16FragmentDequant> lhsDequant;
+  BF16FragmentDequant rhsDequant;
+
+  // Kernel arguments.
+  SmallVector<Value> lhsArgs, rhsArgs;
+  Value result;
+  // Thread coordinates.
+  Value tid, lane, m0, n0, g, q, warpRow, warpCol;
+  // Shared memory views (i32 views for the reads).
+  Value aTile, aTile32, aCodes, aCodes32, aBuf32, bCodes, bCodes32;
+  // prefill-dequant=shared: bf16 views of the dequantized tiles.
+  Value aBuf, bBuf, bBuf32;
+};
+
+} // namespace
+
+Value PrefillEmitter::codeGroupSwizzle(Value row) {
+  // Rows of 32 * groups bytes: a half-warp's 8-byte reads touch 4
+  // consecutive rows; XOR the group index with row bits so that they fall
+  // into distinct 32-byte bank quarters.
+  if (p.groups == 1)
+    return idx(0);
+  if (p.groups == 2)
+    return andI(shr(row, 1), 1);
+  return andI(row, 3);
+}
+
+void PrefillEmitter::forEachThreadUnit(
+    int64_t count, function_ref<void(Value, int64_t)> body) {
+  for (int64_t round = 0; round * p.threads < count; ++round) {
+    int64_t base = round * p.threads;
+    Value u = add(tid, base);
+    if (base + p.threads <= count) {
+      body(u, round);
+      continue;
+    }
+    auto ifOp = scf::IfOp::create(b, loc, ult(u, count), false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    body(u, round);
+  }
+}
+
+std::tuple<Value, Value, Value>
+PrefillEmitter::zeroFillSource(Value row, int64_t totalRows, int64_t tileRows,
+                               Value col, int64_t cols, int64_t chunk) {
+  Value valid;
+  if (p.k % p.bk != 0) {
+    valid = ult(col, cols);
+    col = select(valid, col, idx(0));
+  }
+  if (totalRows % tileRows != 0) {
+    Value rowIn = ult(row, totalRows);
+    valid = valid ? andB(valid, rowIn) : rowIn;
+    row = minU(row, totalRows - 1);
+  }
+  Value count = valid ? select(valid, idx(chunk), idx(0)) : Value();
+  return {row, col, count};
+}
+
+void PrefillEmitter::issueBF16Rows(Value src, Value view, Value rowBase,
+                                   int64_t rows, int64_t totalRows,
+                                   Value tile, Value stage) {
+  // 16-byte chunks of 8 elements; K % 16 == 0 so a chunk is all in or all
+  // out of range.
+  int64_t chunksPerRow = p.bk / 8;
+  Value kBase = mul(tile, p.bk);
+  forEachThreadUnit(rows * chunksPerRow, [&](Value u, int64_t) {
+    Value row = div(u, chunksPerRow);
+    Value chunk = rem(u, chunksPerRow);
+    Value gRow = add(rowBase, row);
+    Value gK = add(kBase, mul(chunk, 8));
+    auto [srcRow, srcK, srcElements] =
+        zeroFillSource(gRow, totalRows, rows, gK, p.k, 8);
+    Value dstCol = mul(bf16ChunkSwizzle(chunk, row), 8);
+    nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), view,
+        ValueRange{stage, row, dstCol}, src, ValueRange{srcRow, srcK},
+        b.getIndexAttr(8), srcElements, b.getUnitAttr());
+  });
+}
+
+void PrefillEmitter::issueCodeRows(Value src, Value view, Value rowBase,
+                                   int64_t rows, int64_t totalRows,
+                                   Value tile, Value stage) {
+  int64_t rowBytes = p.bk / 2;
+  int64_t chunksPerRow = rowBytes / p.codeChunk;
+  Value byteBase = mul(tile, rowBytes);
+  forEachThreadUnit(rows * chunksPerRow, [&](Value u, int64_t) {
+    Value row = div(u, chunksPerRow);
+    Value chunk = rem(u, chunksPerRow);
+    Value lb = mul(chunk, p.codeChunk);
+    Value gRow = add(rowBase, row);
+    Value gByte = add(byteBase, lb);
+    // Element 2 * gByte is the chunk's first; chunks never straddle K.
+    auto [srcRow, srcByte, srcElements] =
+        zeroFillSource(gRow, totalRows, rows, gByte, p.k / 2, p.codeChunk);
+    Value group = xorI(div(lb, 32), codeGroupSwizzle(row));
+    Value dstByte = add(mul(group, 32), rem(lb, 32));
+    nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), view,
+        ValueRange{stage, row, dstByte}, src, ValueRange{srcRow, srcByte},
+        b.getIndexAttr(p.codeChunk), srcElements,
+        p.codeChunk == 16 ? b.getUnitAttr() : UnitAttr());
+  });
+}
+
+void PrefillEmitter::issueTile(Value tile, Value stage) {
+  if (p.w4a4)
+    issueCodeRows(lhsArgs[0], aCodes, m0, p.bm, p.m, tile, stage);
+  else
+    issueBF16Rows(lhsArgs[0], aTile, m0, p.bm, p.m, tile, stage);
+  issueCodeRows(rhsArgs[0], bCodes, n0, p.bn, p.n, tile, stage);
+}
+
+Value PrefillEmitter::multiplier(const BF16FragmentDequant &dq, Value byte,
+                                 Value kStart, bool fast) {
+  Value mult = dq.emitMultiplier(b, loc, byte, fast);
+  if (p.k % p.bk == 0)
+    return mult;
+  // bf16x2 (+0, +0): the zero-filled codes then give 0 even when the
+  // clamped scale byte is NaN.
+  return select(ult(kStart, p.k), mult, i32(0));
+}
+
+/// Loads byte (row, col) of an i8 memref as i32.
+static Value loadByte(OpBuilder &b, Location loc, Value memref, Value row,
+                      Value col) {
+  Value byte = memref::LoadOp::create(b, loc, memref, ValueRange{row, col});
+  return arith::ExtUIOp::create(b, loc, b.getI32Type(), byte);
+}
+
+SmallVector<Value> PrefillEmitter::loadRhsScales(Value tile) {
+  // Lane (g, q) of n-slice jn needs, per K group, the scale of row
+  // n0 + warpCol + 8 jn + g covering elements kg * 64 + 16 q .. + 16.
+  SmallVector<Value> bytes;
+  int64_t blocks = p.k / rhsDequant.getBlockSize();
+  Value kLane = add(mul(tile, p.bk), mul(q, 16));
+  for (int64_t jn = 0; jn < p.nTiles; ++jn) {
+    Value row = add(add(n0, warpCol), add(g, 8 * jn));
+    if (p.n % p.bn != 0)
+      row = minU(row, p.n - 1);
+    for (int64_t kg = 0; kg < p.groups; ++kg) {
+      Value block =
+          div(add(kLane, kg * kGroup), rhsDequant.getBlockSize());
+      if (p.k % p.bk != 0)
+        block = minU(block, blocks - 1);
+      bytes.push_back(loadByte(b, loc, rhsArgs[1], row, block));
+    }
+  }
+  return bytes;
+}
+
+SmallVector<Value> PrefillEmitter::loadUnitScales(
+    const BF16FragmentDequant &dq, Value scalesArg, Value rowBase,
+    int64_t rows, int64_t totalRows, Value tile) {
+  // One unit = 32 codes (16 bytes) of a row: one scale per 16-element half,
+  // or one for both when blocks are multiples of 32 elements.
+  SmallVector<Value> bytes;
+  int64_t unitsPerRow = p.bk / 32;
+  int64_t count = rows * unitsPerRow;
+  int64_t bs = dq.getBlockSize();
+  int64_t blocks = p.k / bs;
+  for (int64_t base = 0; base < count; base += p.threads) {
+    Value u = add(tid, base);
+    // Units past `count` (last round) load a clamped, unused byte.
+    if (base + p.threads > count)
+      u = minU(u, count - 1);
+    Value row = add(rowBase, div(u, unitsPerRow));
+    if (totalRows % rows != 0)
+      row = minU(row, totalRows - 1);
+    Value k = add(mul(tile, p.bk), mul(rem(u, unitsPerRow), 32));
+    for (int64_t h = 0; h < (bs % 32 == 0 ? 1 : 2); ++h) {
+      Value block = div(add(k, 16 * h), bs);
+      if (p.k % p.bk != 0)
+        block = minU(block, blocks - 1);
+      bytes.push_back(loadByte(b, loc, scalesArg, row, block));
+    }
+  }
+  return bytes;
+}
+
+void PrefillEmitter::dequantizeTile(const BF16FragmentDequant &dq,
+                                    Value codes32, Value buf32, int64_t rows,
+                                    Value tile, Value stage, Value buf,
+                                    ValueRange scales) {
+  int64_t unitsPerRow = p.bk / 32;
+  int64_t count = rows * unitsPerRow;
+  int64_t bs = dq.getBlockSize();
+  int64_t perUnit = bs % 32 == 0 ? 1 : 2;
+  VectorType v4i32 = VectorType::get({4}, b.getI32Type());
+  forEachThreadUnit(count, [&](Value u, int64_t round) {
+    Value row = div(u, unitsPerRow);
+    Value unit = rem(u, unitsPerRow);
+    // Source: 16-byte half (unit % 2) of 32-byte group unit / 2.
+    Value group = xorI(div(unit, 2), codeGroupSwizzle(row));
+    Value srcWord = add(mul(group, 8), mul(rem(unit, 2), 4));
+    Value words = vector::LoadOp::create(
+        b, loc, v4i32, codes32, ValueRange{stage, row, srcWord},
+        /*nontemporal=*/false, llvm::Align(16));
+    Value kUnit = add(mul(tile, p.bk), mul(unit, 32));
+    // The general (two-multiply) MXFP4 form only: the one-multiply form
+    // behind a per-thread branch raised the shared-form kernel from 126 to
+    // 146 registers (one CTA per SM instead of two) to save 16 of ~110
+    // instructions per unit.
+    for (int64_t t = 0; t < 4; ++t) {
+      int64_t h = perUnit == 2 ? t / 2 : 0;
+      Value mult = multiplier(dq, scales[round * perUnit + h],
+                              add(kUnit, 16 * h));
+      Value word =
+          vector::ExtractOp::create(b, loc, words, ArrayRef<int64_t>{t});
+      std::array<Value, 4> pairs =
+          dq.emitDequantWord(b, loc, word, mult);
+      // Word t holds elements 8t..8t+7 of the unit: bf16 chunk 4u + t.
+      Value chunk = add(mul(unit, 4), t);
+      Value dstWord = mul(bf16ChunkSwizzle(chunk, row), 4);
+      Value out = vector::FromElementsOp::create(b, loc, v4i32, pairs);
+      vector::StoreOp::create(b, loc, out, buf32,
+                              ValueRange{buf, row, dstWord},
+                              /*nontemporal=*/false, llvm::Align(16));
+    }
+  });
+}
+
+Value PrefillEmitter::mma(ArrayRef<Value> a, ArrayRef<Value> bw, Value c) {
+  SmallVector<Value> cs;
+  for (int64_t i = 0; i < 4; ++i)
+    cs.push_back(vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{i}));
+  SmallVector<Value, 4> d = buildMmaBF16(b, loc, a, bw, cs);
+  return vector::FromElementsOp::create(b, loc, c.getType(), d);
+}
+
+SmallVector<Value> PrefillEmitter::mmaTile(Value tile, Value aView,
+                                           Value aSlot, Value stage,
+                                           ValueRange rhsScales,
+                                           ValueRange accIn, bool fast) {
+  SmallVector<Value> acc(accIn);
+  VectorType v4i32 = VectorType::get({4}, b.getI32Type());
+  VectorType v2i32 = VectorType::get({2}, b.getI32Type());
+  Value kLane = add(mul(tile, p.bk), mul(q, 16));
+  // Rows of this lane: low three bits are g (tiles start at multiples of 8).
+  Value rowG = add(warpRow, g);
+  Value colG = add(warpCol, g);
+  Value codeSwizzle = codeGroupSwizzle(g);
+  Value q2 = mul(q, 2);
+  for (int64_t kg = 0; kg < p.groups; ++kg) {
+    // Codes of elements [16q, 16q + 16) of the group: 8 bytes per n-slice.
+    Value codeWord = add(mul(xorI(idx(kg), codeSwizzle), 8), q2);
+    SmallVector<Value> codes, mults;
+    for (int64_t jn = 0; jn < p.nTiles; ++jn) {
+      codes.push_back(vector::LoadOp::create(
+          b, loc, v2i32, bCodes32,
+          ValueRange{stage, add(colG, 8 * jn), codeWord},
+          /*nontemporal=*/false, llvm::Align(8)));
+      mults.push_back(multiplier(rhsDequant,
+                                 rhsScales[jn * p.groups + kg],
+                                 add(kLane, kg * kGroup), fast));
+    }
+    for (int64_t j = 0; j < 2; ++j) {
+      // 16-byte chunk kg * 8 + 2q + j of the row: elements 8j..8j+7 of the
+      // lane's run, i.e. mma steps 2j and 2j + 1.
+      Value chunk = add(idx(kg * 8), add(q2, idx(j)));
+      Value aWord = mul(bf16ChunkSwizzle(chunk, g), 4);
+      SmallVector<Value> aLo, aHi;
+      for (int64_t i = 0; i < p.mTiles; ++i) {
+        Value row = add(rowG, 16 * i);
+        aLo.push_back(vector::LoadOp::create(
+            b, loc, v4i32, aView, ValueRange{aSlot, row, aWord},
+            /*nontemporal=*/false, llvm::Align(16)));
+        aHi.push_back(vector::LoadOp::create(
+            b, loc, v4i32, aView, ValueRange{aSlot, add(row, 8), aWord},
+            /*nontemporal=*/false, llvm::Align(16)));
+      }
+      SmallVector<std::array<Value, 4>> pairs;
+      for (int64_t jn = 0; jn < p.nTiles; ++jn) {
+        Value word = vector::ExtractOp::create(b, loc, codes[jn],
+                                               ArrayRef<int64_t>{j});
+        pairs.push_back(
+            rhsDequant.emitDequantWord(b, loc, word, mults[jn], fast));
+      }
+      for (int64_t t = 0; t < 2; ++t) {
+        auto aElem = [&](Value v, int64_t w) -> Value {
+          return vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{w});
+        };
+        for (int64_t i = 0; i < p.mTiles; ++i) {
+          Value a[4] = {aElem(aLo[i], 2 * t), aElem(aHi[i], 2 * t),
+                        aElem(aLo[i], 2 * t + 1), aElem(aHi[i], 2 * t + 1)};
+          for (int64_t jn = 0; jn < p.nTiles; ++jn) {
+            Value bw[2] = {pairs[jn][2 * t], pairs[jn][2 * t + 1]};
+            Value &c = acc[i * p.nTiles + jn];
+            c = mma(a, bw, c);
+          }
+        }
+      }
+    }
+  }
+  return acc;
+}
+
+std::array<Value, 4> PrefillEmitter::ldmatrixX4(Value view,
+                                                ValueRange indices) {
+  Type bf16 = b.getBF16Type();
+  Value m = nvgpu::LdMatrixOp::create(b, loc, VectorType::get({4, 2}, bf16),
+                                      view, indices, /*transpose=*/false,
+                                      /*numTiles=*/4);
+  std::array<Value, 4> regs;
+  for (int64_t r = 0; r < 4; ++r) {
+    Value pair = vector::ExtractOp::create(b, loc, m, ArrayRef<int64_t>{r});
+    Value word = vector::BitCastOp::create(
+        b, loc, VectorType::get({1}, b.getI32Type()), pair);
+    regs[r] = vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
+  }
+  return regs;
+}
+
+SmallVector<Value> PrefillEmitter::mmaTileShared(Value aView, Value aSlot,
+                                                 Value bSlot,
+                                                 ValueRange accIn) {
+  SmallVector<Value> acc(accIn);
+  // ldmatrix.x4: lanes 8j..8j+7 give the row addresses of 8x8 matrix j,
+  // whose rows land as register j of every lane (lane (g, q) holds row g,
+  // columns 2q, 2q+1). A [16 rows][16 k] = matrices (rows 0-7 | 8-15) x
+  // (k 0-7 | 8-15) in the order a0..a3 of the mma A fragment: lane l reads
+  // row l % 16, 8-element chunk l / 16. W [16 n][16 k] (rows are n: the
+  // "col" B layout): matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15,
+  // k 0-7), (n 8-15, k 8-15) are b0, b1 of two n8 tiles: lane l reads row
+  // 8 (l / 16) + l % 8, chunk (l / 8) % 2.
+  // Warp tiles start at multiples of 16 rows, so the swizzle (row & 7) of
+  // every row a lane reads is lane & 7.
+  Value rowSwizzle = andI(lane, 7);
+  Value aRowLane = rem(lane, 16), aChunkLane = div(lane, 16);
+  Value bRowLane = add(mul(div(lane, 16), 8), rem(lane, 8));
+  Value bChunkLane = rem(div(lane, 8), 2);
+  Value aRow = add(warpRow, aRowLane), bRow = add(warpCol, bRowLane);
+  for (int64_t ks = 0; ks < p.bk / 16; ++ks) {
+    Value aCol = mul(xorI(add(aChunkLane, 2 * ks), rowSwizzle), 8);
+    Value bCol = mul(xorI(add(bChunkLane, 2 * ks), rowSwizzle), 8);
+    SmallVector<std::array<Value, 4>> a;
+    for (int64_t i = 0; i < p.mTiles; ++i)
+      a.push_back(ldmatrixX4(aView, ValueRange{aSlot, add(aRow, 16 * i),
+                                               aCol}));
+    SmallVector<std::array<Value, 2>> bw;
+    for (int64_t jp = 0; jp < p.nTiles / 2; ++jp) {
+      std::array<Value, 4> r =
+          ldmatrixX4(bBuf, ValueRange{bSlot, add(bRow, 16 * jp), bCol});
+      bw.push_back({r[0], r[1]});
+      bw.push_back({r[2], r[3]});
+    }
+    for (int64_t i = 0; i < p.mTiles; ++i)
+      for (int64_t jn = 0; jn < p.nTiles; ++jn) {
+        Value &c = acc[i * p.nTiles + jn];
+        c = mma(a[i], bw[jn], c);
+      }
+  }
+  return acc;
+}
+
+SmallVector<Value> PrefillEmitter::mmaTileDispatch(Value tile, Value aView,
+                                                   Value aSlot, Value stage,
+                                                   ValueRange rhsScales,
+                                                   ValueRange acc) {
+  if (!rhsDequant.hasFastForm())
+    return mmaTile(tile, aView, aSlot, stage, rhsScales, acc, false);
+  Value ok;
+  for (Value byte : rhsScales) {
+    Value applies = rhsDequant.emitFastFormApplies(b, loc, byte);
+    ok = ok ? andB(ok, applies) : applies;
+  }
+  Value all = NVVM::VoteSyncOp::create(b, loc, b.getI1Type(), i32(-1), ok,
+                                       NVVM::VoteSyncKind::all);
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange(acc), all,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  scf::YieldOp::create(
+      b, loc, mmaTile(tile, aView, aSlot, stage, rhsScales, acc, true));
+  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  scf::YieldOp::create(
+      b, loc, mmaTile(tile, aView, aSlot, stage, rhsScales, acc, false));
+  return SmallVector<Value>(ifOp.getResults());
+}
+
+SmallVector<Value> PrefillEmitter::loadColumnFactors(Value block) {
+  SmallVector<Value> factors;
+  for (int64_t jn = 0; jn < p.nTiles; ++jn) {
+    for (int64_t e = 0; e < 2; ++e) {
+      Value col = add(add(n0, warpCol), add(mul(q, 2), 8 * jn + e));
+      if (p.n % p.bn != 0 || p.n % 2 != 0)
+        col = minU(col, p.n - 1);
+      Value f = memref::LoadOp::create(b, loc, rhsArgs[2],
+                                       ValueRange{col, block});
+      factors.push_back(arith::ExtFOp::create(b, loc, b.getF32Type(), f));
+    }
+  }
+  return factors;
+}
+
+SmallVector<Value> PrefillEmitter::loadRowFactors(Value block) {
+  SmallVector<Value> factors;
+  for (int64_t i = 0; i < p.mTiles; ++i) {
+    for (int64_t half = 0; half < 2; ++half) {
+      Value row = add(add(m0, warpRow), add(g, 16 * i + 8 * half));
+      if (p.m % p.bm != 0)
+        row = minU(row, p.m - 1);
+      Value f = memref::LoadOp::create(b, loc, lhsArgs[2],
+                                       ValueRange{row, block});
+      factors.push_back(arith::ExtFOp::create(b, loc, b.getF32Type(), f));
+    }
+  }
+  return factors;
+}
+
+SmallVector<Value> PrefillEmitter::flushPartials(Value kt, ValueRange acc,
+                                                 ValueRange sums,
+                                                 Value zero) {
+  Value next = add(kt, 1);
+  Value flush = arith::OrIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                            rem(next, p.flushTiles), idx(0)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
+                            idx(p.numK)));
+  SmallVector<Type> types(acc.size() + sums.size(), zero.getType());
+  auto ifOp = scf::IfOp::create(b, loc, types, flush, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  // The flush period divides each macro block, so tile kt names the block.
+  SmallVector<Value> colFactors, rowFactors;
+  if (p.rhsMacroTiles)
+    colFactors = loadColumnFactors(div(kt, p.rhsMacroTiles));
+  if (p.lhsMacroTiles)
+    rowFactors = loadRowFactors(div(kt, p.lhsMacroTiles));
+  SmallVector<Value> folded;
+  for (int64_t i = 0; i < p.mTiles; ++i) {
+    for (int64_t jn = 0; jn < p.nTiles; ++jn) {
+      int64_t t = i * p.nTiles + jn;
+      SmallVector<Value> elements;
+      for (int64_t e = 0; e < 4; ++e) {
+        Value a = vector::ExtractOp::create(b, loc, acc[t],
+                                            ArrayRef<int64_t>{e});
+        Value s = vector::ExtractOp::create(b, loc, sums[t],
+                                            ArrayRef<int64_t>{e});
+        s = applyFactors(s, i, jn, e, colFactors, rowFactors);
+        elements.push_back(arith::AddFOp::create(b, loc, a, s));
+      }
+      folded.push_back(vector::FromElementsOp::create(
+          b, loc, zero.getType(), elements));
+    }
+  }
+  folded.append(sums.size(), zero);
+  scf::YieldOp::create(b, loc, folded);
+  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  SmallVector<Value> kept(acc);
+  llvm::append_range(kept, sums);
+  scf::YieldOp::create(b, loc, kept);
+  return SmallVector<Value>(ifOp.getResults());
+}
+
+Value PrefillEmitter::applyFactors(Value v, int64_t i, int64_t jn, int64_t e,
+                                   ArrayRef<Value> colFactors,
+                                   ArrayRef<Value> rowFactors) {
+  // Accumulator element e: row g + 8 (e / 2), column 2q + (e % 2).
+  if (!colFactors.empty())
+    v = arith::MulFOp::create(b, loc, v, colFactors[2 * jn + e % 2]);
+  if (!rowFactors.empty())
+    v = arith::MulFOp::create(b, loc, v, rowFactors[2 * i + e / 2]);
+  return v;
+}
+
+void PrefillEmitter::epilogue(ValueRange acc) {
+  Type f32 = b.getF32Type();
+  Type outType = spec.resultElementType;
+  // The products carry 2^-(offsets); the NVFP4 tensor scales multiply the
+  // result (numerics: e2m1 * s * g_dec, g_dec applied last).
+  int64_t offset = rhsDequant.exponentOffset() +
+                   (lhsDequant ? lhsDequant->exponentOffset() : 0);
+  SmallVector<Value> factors;
+  if (offset != 0)
+    factors.push_back(arith::ConstantOp::create(
+        b, loc, b.getF32FloatAttr(std::ldexp(1.0f, offset))));
+  if (rhsDequant.isNVFP4())
+    factors.push_back(
+        memref::LoadOp::create(b, loc, rhsArgs[2], ValueRange{}));
+  if (lhsDequant && lhsDequant->isNVFP4())
+    factors.push_back(
+        memref::LoadOp::create(b, loc, lhsArgs[2], ValueRange{}));
+
+  // Macro factors covering all of K.
+  SmallVector<Value> colFactors, rowFactors;
+  if (p.rhsRowFactor)
+    colFactors = loadColumnFactors(idx(0));
+  if (p.lhsRowFactor)
+    rowFactors = loadRowFactors(idx(0));
+
+  bool rowGuard = p.m % p.bm != 0;
+  bool colGuard = p.n % p.bn != 0;
+  // Pairs are 2 * sizeof(T)-aligned only when rows have even length.
+  bool pairStores = p.n % 2 == 0;
+  auto convert = [&](Value v) -> Value {
+    for (Value f : factors)
+      v = arith::MulFOp::create(b, loc, v, f);
+    if (outType != f32)
+      v = arith::TruncFOp::create(b, loc, outType, v);
+    return v;
+  };
+  auto guarded = [&](Value cond, function_ref<void()> store) {
+    if (!cond) {
+      store();
+      return;
+    }
+    auto ifOp = scf::IfOp::create(b, loc, cond, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    store();
+  };
+  unsigned pairAlign = 2 * outType.getIntOrFloatBitWidth() / 8;
+  for (int64_t i = 0; i < p.mTiles; ++i) {
+    for (int64_t jn = 0; jn < p.nTiles; ++jn) {
+      Value c = acc[i * p.nTiles + jn];
+      Value col = add(add(n0, warpCol), add(mul(q, 2), 8 * jn));
+      for (int64_t half = 0; half < 2; ++half) {
+        Value row = add(add(m0, warpRow), add(g, 16 * i + 8 * half));
+        auto element = [&](int64_t e) {
+          Value v = vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{e});
+          return convert(applyFactors(v, i, jn, e, colFactors, rowFactors));
+        };
+        Value v0 = element(2 * half);
+        Value v1 = element(2 * half + 1);
+        Value rowOk = rowGuard ? ult(row, p.m) : Value();
+        if (pairStores) {
+          Value cond = rowOk;
+          if (colGuard)
+            cond = cond ? andB(cond, ult(col, p.n)) : ult(col, p.n);
+          guarded(cond, [&] {
+            Value pair = vector::FromElementsOp::create(
+                b, loc, VectorType::get({2}, outType), ValueRange{v0, v1});
+            vector::StoreOp::create(b, loc, pair, result,
+                                    ValueRange{row, col},
+                                    /*nontemporal=*/false,
+                                    llvm::Align(pairAlign));
+          });
+          continue;
+        }
+        for (int64_t e = 0; e < 2; ++e) {
+          Value v = e == 0 ? v0 : v1;
+          Value cc = add(col, e);
+          Value colOk = ult(cc, p.n);
+          Value cond = rowOk ? andB(rowOk, colOk) : colOk;
+          guarded(cond, [&] {
+            memref::StoreOp::create(b, loc, v, result, ValueRange{row, cc});
+          });
+        }
+      }
+    }
+  }
+}
+
+void PrefillEmitter::emit(gpu::GPUFuncOp func) {
+  Block &body = func.getBody().front();
+  int64_t numLhs = spec.lhsQuantized
+                       ? static_cast<int64_t>(
+                             spec.lhsQuantized.getComponentTypes().size())
+                       : 1;
+  int64_t numRhs = spec.rhs.getComponentTypes().size();
+  lhsArgs.assign(body.getArguments().begin(),
+                 body.getArguments().begin() + numLhs);
+  rhsArgs.assign(body.getArguments().begin() + numLhs,
+                 body.getArguments().begin() + numLhs + numRhs);
+  result = body.getArguments().back();
+
+  Type indexType = b.getIndexType();
+  tid = gpu::ThreadIdOp::create(b, loc, indexType, gpu::Dimension::x);
+  n0 = mul(gpu::BlockIdOp::create(b, loc, indexType, gpu::Dimension::x),
+           p.bn);
+  m0 = mul(gpu::BlockIdOp::create(b, loc, indexType, gpu::Dimension::y),
+           p.bm);
+  lane = rem(tid, 32);
+  Value warp = div(tid, 32);
+  g = div(lane, 4);
+  q = rem(lane, 4);
+  warpRow = mul(div(warp, p.warpsN), p.wm);
+  warpCol = mul(rem(warp, p.warpsN), p.wn);
+
+  // Shared memory views.
+  auto workgroup = gpu::AddressSpaceAttr::get(
+      b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+  Value smem = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface(), workgroup));
+  auto view = [&](int64_t offset, ArrayRef<int64_t> shape,
+                  Type elt) -> Value {
+    return memref::ViewOp::create(
+        b, loc,
+        MemRefType::get(shape, elt, MemRefLayoutAttrInterface(), workgroup),
+        smem, idx(offset), ValueRange{});
+  };
+  Type i8 = b.getI8Type(), i32t = b.getI32Type();
+  if (p.w4a4) {
+    aCodes = view(p.aOffset, {p.stages, p.bm, p.bk / 2}, i8);
+    aCodes32 = view(p.aOffset, {p.stages, p.bm, p.bk / 8}, i32t);
+    aBuf32 = view(p.aBufOffset, {2, p.bm, p.bk / 2}, i32t);
+    aBuf = view(p.aBufOffset, {2, p.bm, p.bk}, b.getBF16Type());
+  } else {
+    aTile = view(p.aOffset, {p.stages, p.bm, p.bk}, b.getBF16Type());
+    aTile32 = view(p.aOffset, {p.stages, p.bm, p.bk / 2}, i32t);
+  }
+  bCodes = view(p.bOffset, {p.stages, p.bn, p.bk / 2}, i8);
+  bCodes32 = view(p.bOffset, {p.stages, p.bn, p.bk / 8}, i32t);
+  if (p.shared) {
+    bBuf32 = view(p.bBufOffset, {2, p.bn, p.bk / 2}, i32t);
+    bBuf = view(p.bBufOffset, {2, p.bn, p.bk}, b.getBF16Type());
+  }
+  auto loadWeightScales = [&](Value tile) {
+    return p.shared ? loadUnitScales(rhsDequant, rhsArgs[1], n0, p.bn, p.n,
+                                     tile)
+                    : loadRhsScales(tile);
+  };
+
+  auto commit = [&] { NVVM::CpAsyncCommitGroupOp::create(b, loc); };
+  auto waitGroups = [&](int64_t pending) {
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, pending);
+  };
+  // W4A4 dequantizes A (and the shared form W) one tile ahead of the mma
+  // loop, so it waits for one more tile at the top of an iteration.
+  int64_t lead = (p.w4a4 || p.shared) ? 1 : 0;
+
+  // Prologue: the first stages - 1 tiles in flight.
+  for (int64_t t = 0; t + 1 < p.stages; ++t) {
+    if (t < p.numK)
+      issueTile(idx(t), idx(t));
+    commit();
+  }
+  SmallVector<Value> rhsScales;
+  SmallVector<Value> lhsScales;
+  if (p.shared) {
+    // Tile 0 dequantized before the loop; the loop dequantizes tile kt + 1
+    // with scales loaded one iteration earlier.
+    SmallVector<Value> firstR = loadWeightScales(idx(0));
+    SmallVector<Value> firstL;
+    if (p.w4a4)
+      firstL = loadLhsScales(idx(0));
+    waitGroups(p.stages - 2);
+    gpu::BarrierOp::create(b, loc);
+    if (p.w4a4)
+      dequantizeLhsTile(idx(0), idx(0), idx(0), firstL);
+    dequantizeTile(rhsDequant, bCodes32, bBuf32, p.bn, idx(0), idx(0),
+                   idx(0), firstR);
+    Value second = idx(std::min<int64_t>(1, p.numK - 1));
+    rhsScales = loadWeightScales(second);
+    if (p.w4a4)
+      lhsScales = loadLhsScales(second);
+  } else if (p.w4a4) {
+    rhsScales = loadRhsScales(idx(0));
+    SmallVector<Value> first = loadLhsScales(idx(0));
+    waitGroups(p.stages - 2);
+    gpu::BarrierOp::create(b, loc);
+    dequantizeLhsTile(idx(0), idx(0), idx(0), first);
+    lhsScales = loadLhsScales(idx(std::min<int64_t>(1, p.numK - 1)));
+  } else {
+    rhsScales = loadRhsScales(idx(0));
+  }
+
+  VectorType accType = VectorType::get({4}, b.getF32Type());
+  Value zero = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
+  int64_t numAcc = p.mTiles * p.nTiles;
+  // Macro partial sums (same layout as the accumulators) when flushing.
+  int64_t numPartial = p.flushTiles ? numAcc : 0;
+  SmallVector<Value> init(numAcc + numPartial, zero);
+  int64_t numRhsScales = rhsScales.size();
+  llvm::append_range(init, rhsScales);
+  llvm::append_range(init, lhsScales);
+
+  auto loop = scf::ForOp::create(b, loc, idx(0), idx(p.numK), idx(1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value kt = loop.getInductionVar();
+    ValueRange iter = loop.getRegionIterArgs();
+    ValueRange acc = iter.take_front(numAcc);
+    ValueRange partial = iter.slice(numAcc, numPartial);
+    ValueRange rScales = iter.slice(numAcc + numPartial, numRhsScales);
+    ValueRange lScales = iter.drop_front(numAcc + numPartial + numRhsScales);
+
+    waitGroups(p.stages - 2 - lead);
+    gpu::BarrierOp::create(b, loc);
+    // Refill the slot the previous iteration finished reading.
+    Value next = add(kt, p.stages - 1);
+    {
+      auto ifOp = scf::IfOp::create(b, loc, ult(next, p.numK), false);
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      issueTile(next, rem(next, p.stages));
+    }
+    commit();
+    // Scales one tile ahead (clamped on the last tiles; unused there).
+    SmallVector<Value> yielded;
+    SmallVector<Value> nextR =
+        loadWeightScales(minU(add(kt, p.shared ? 2 : 1), p.numK - 1));
+    SmallVector<Value> nextL;
+    Value stage = rem(kt, p.stages);
+    Value aView = aTile32, aSlot = stage;
+    if (p.shared) {
+      if (p.w4a4)
+        nextL = loadLhsScales(minU(add(kt, 2), p.numK - 1));
+      Value ahead = add(kt, 1);
+      auto ifOp = scf::IfOp::create(b, loc, ult(ahead, p.numK), false);
+      {
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        Value aheadStage = rem(ahead, p.stages), aheadBuf = rem(ahead, 2);
+        if (p.w4a4)
+          dequantizeLhsTile(ahead, aheadStage, aheadBuf, lScales);
+        dequantizeTile(rhsDequant, bCodes32, bBuf32, p.bn, ahead, aheadStage,
+                       aheadBuf, rScales);
+      }
+      Value aBf16 = p.w4a4 ? aBuf : aTile;
+      Value aBf16Slot = p.w4a4 ? rem(kt, 2) : stage;
+      ValueRange in = p.flushTiles ? partial : acc;
+      SmallVector<Value> out =
+          mmaTileShared(aBf16, aBf16Slot, rem(kt, 2), in);
+      yielded = p.flushTiles ? flushPartials(kt, acc, out, zero) : out;
+    } else if (p.w4a4) {
+      nextL = loadLhsScales(minU(add(kt, 2), p.numK - 1));
+      Value ahead = add(kt, 1);
+      auto ifOp = scf::IfOp::create(b, loc, ult(ahead, p.numK), false);
+      {
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        dequantizeLhsTile(ahead, rem(ahead, p.stages), rem(ahead, 2),
+                          lScales);
+      }
+      aView = aBuf32;
+      aSlot = rem(kt, 2);
+    }
+    if (p.shared) {
+      // Done above.
+    } else if (!p.flushTiles) {
+      yielded = mmaTileDispatch(kt, aView, aSlot, stage, rScales, acc);
+    } else {
+      SmallVector<Value> sums =
+          mmaTileDispatch(kt, aView, aSlot, stage, rScales, partial);
+      yielded = flushPartials(kt, acc, sums, zero);
+    }
+    llvm::append_range(yielded, nextR);
+    llvm::append_range(yielded, nextL);
+    scf::YieldOp::create(b, loc, yielded);
+  }
+  // Drain (empty groups only, but leave no copy in flight at exit).
+  waitGroups(0);
+  epilogue(loop.getResults().take_front(numAcc));
+}
+
+/// Checks the spec and options and lays out shared memory.
+static FailureOr<PrefillPlan>
+planPrefill(const MatmulKernelSpec &spec, const GPUTarget &target,
+            const GPUKernelOptions &options,
+            const std::optional<BF16FragmentDequant> &lhsDequant,
+            const BF16FragmentDequant &rhsDequant, std::string &reason) {
+  auto decline = [&](const Twine &why) -> FailureOr<PrefillPlan> {
+    reason = ("prefill: " + why).str();
+    return failure();
+  };
+  if (target.smVersion < 80)
+    return decline("mma.sync bf16 and cp.async need sm_80 or newer");
+  PrefillPlan p;
+  p.m = spec.m;
+  p.n = spec.n;
+  p.k = spec.k;
+  p.bm = options.prefillTileM;
+  p.bn = options.prefillTileN;
+  p.bk = options.prefillTileK;
+  p.warpsM = options.prefillWarpsM;
+  p.warpsN = options.prefillWarpsN;
+  p.stages = options.prefillStages;
+  p.shared = options.prefillDequant == "shared";
+  p.threads = 32 * p.warpsM * p.warpsN;
+  p.w4a4 = static_cast<bool>(spec.lhsQuantized);
+  if (p.m < 1 || p.n < 1 || p.k < 1)
+    return decline("empty matmul");
+  if (p.bk != 64 && p.bk != 128 && p.bk != 256)
+    return decline("prefill-tile-k must be 64, 128 or 256 (K groups of 64 "
+                   "with a power-of-two swizzle)");
+  if (p.bm % (16 * p.warpsM) != 0 || p.bn % (8 * p.warpsN) != 0)
+    return decline("each warp needs a whole number of 16x8 mma tiles "
+                   "(prefill-tile-m % (16 * warps-m), prefill-tile-n % "
+                   "(8 * warps-n))");
+  p.wm = p.bm / p.warpsM;
+  p.wn = p.bn / p.warpsN;
+  p.mTiles = p.wm / 16;
+  p.nTiles = p.wn / 8;
+  if (p.mTiles * p.nTiles * 4 > 128)
+    return decline("a warp tile of " + Twine(p.wm) + "x" + Twine(p.wn) +
+                   " needs more than 128 accumulator registers per lane");
+  if (p.threads > 1024)
+    return decline("more than 1024 threads per CTA");
+  if (p.w4a4 && p.stages < 3)
+    return decline("W4A4 dequantizes A one tile ahead and needs "
+                   "prefill-stages >= 3");
+  if (p.stages < 2)
+    return decline("prefill-stages must be at least 2");
+  if (p.k % 16 != 0)
+    return decline("K must be a multiple of 16");
+  p.groups = p.bk / kGroup;
+  p.numK = llvm::divideCeil(p.k, p.bk);
+  // Macro factors: per row in the epilogue, or per macro block of whole K
+  // tiles on f32 partial sums.
+  auto macro = [&](const BF16FragmentDequant &dq, bool &rowFactor,
+                   int64_t &tiles) -> LogicalResult {
+    if (!dq.hasMacroFactors())
+      return success();
+    int64_t span = dq.getMacroSpan(p.k);
+    if (span >= p.k) {
+      rowFactor = true;
+      return success();
+    }
+    if (span % p.bk != 0)
+      return failure();
+    tiles = span / p.bk;
+    p.flushTiles = p.flushTiles ? std::gcd(p.flushTiles, tiles) : tiles;
+    return success();
+  };
+  if (failed(macro(rhsDequant, p.rhsRowFactor, p.rhsMacroTiles)) ||
+      (lhsDequant &&
+       failed(macro(*lhsDequant, p.lhsRowFactor, p.lhsMacroTiles))))
+    return decline("macro blocks must be a multiple of prefill-tile-k (" +
+                   Twine(p.bk) + ") or span all of K");
+  // W4A4 with partial sums keeps two accumulator sets next to the A
+  // dequantization: a 64x32 warp tile needs more than 255 registers, so
+  // narrow the N tile (ptxas -v: 0 spills at 64x16).
+  while (p.w4a4 && p.flushTiles && p.mTiles * p.nTiles * 4 > 32 &&
+         (p.bn / 2) % (8 * p.warpsN) == 0) {
+    p.bn /= 2;
+    p.wn = p.bn / p.warpsN;
+    p.nTiles = p.wn / 8;
+  }
+  // The shared form dequantizes one tile ahead (3 stages) and reads 16x16
+  // ldmatrix.x4 tiles; other configurations keep the register form, which
+  // takes them all.
+  if (p.shared &&
+      (p.stages < 3 || p.wm % 16 != 0 || p.wn % 16 != 0))
+    p.shared = false;
+  p.codeChunk = p.k % 32 == 0 ? 16 : 8;
+  p.aStageBytes = p.w4a4 ? p.bm * p.bk / 2 : p.bm * p.bk * 2;
+  p.bStageBytes = p.bn * p.bk / 2;
+  p.aBufBytes = p.w4a4 ? 2 * p.bm * p.bk * 2 : 0;
+  p.aOffset = 0;
+  p.bOffset = p.aOffset + p.stages * p.aStageBytes;
+  p.aBufOffset = p.bOffset + p.stages * p.bStageBytes;
+  p.bBufBytes = p.shared ? 2 * p.bn * p.bk * 2 : 0;
+  p.bBufOffset = p.aBufOffset + p.aBufBytes;
+  p.sharedBytes = p.bBufOffset + p.bBufBytes;
+  if (p.sharedBytes > kMaxSharedBytes)
+    return decline("needs " + Twine(p.sharedBytes) +
+                   " bytes of shared memory (max " + Twine(kMaxSharedBytes) +
+                   "); reduce the tiles or prefill-stages");
+  return p;
+}
+
+FailureOr<KernelPlan> mlir::fp4::buildPrefillMatmulKernel(
+    OpBuilder &builder, Location loc, gpu::GPUModuleOp module, StringRef name,
+    const MatmulKernelSpec &spec, const GPUTarget &target,
+    const GPUKernelOptions &options, std::string &reason) {
+  // Operands: bf16 or an exact-in-bf16 scheme; results f32/bf16/f16.
+  std::optional<BF16FragmentDequant> lhsDequant;
+  if (spec.lhsQuantized) {
+    std::string why;
+    lhsDequant = BF16FragmentDequant::get(spec.lhsQuantized, why);
+    if (!lhsDequant) {
+      reason = "prefill: lhs: " + why;
+      return failure();
+    }
+  } else if (!spec.lhsElementType || !spec.lhsElementType.isBF16()) {
+    reason = "prefill: W4A16 needs bf16 activations (mma.sync bf16)";
+    return failure();
+  }
+  std::string why;
+  std::optional<BF16FragmentDequant> rhsDequant =
+      BF16FragmentDequant::get(spec.rhs, why);
+  if (!rhsDequant) {
+    reason = "prefill: rhs: " + why;
+    return failure();
+  }
+  Type out = spec.resultElementType;
+  if (!out || !(out.isF32() || out.isBF16() || out.isF16())) {
+    reason = "prefill: result must be f32, bf16 or f16";
+    return failure();
+  }
+  FailureOr<PrefillPlan> plan =
+      planPrefill(spec, target, options, lhsDequant, *rhsDequant, reason);
+  if (failed(plan))
+    return failure();
+
+  KernelLaunch launch;
+  launch.block = {plan->threads, 1, 1};
+  launch.grid = {static_cast<int64_t>(llvm::divideCeil(spec.n, plan->bn)),
+                 static_cast<int64_t>(llvm::divideCeil(spec.m, plan->bm)), 1};
+  launch.sharedBytes = plan->sharedBytes;
+  launch.variant = spec.lhsQuantized ? "prefill_w4a4" : "prefill_w4a16";
+  if (plan->shared)
+    launch.variant += "_smem";
+  for (const KernelArg &arg : spec.args)
+    launch.argNames.push_back(arg.name);
+  launch.func =
+      createKernelShell(builder, loc, module, name, spec.args, launch.block);
+
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(launch.func.getBody().front().getTerminator());
+  PrefillEmitter(builder, loc, *plan, spec, lhsDequant, *rhsDequant)
+      .emit(launch.func);
+  return KernelPlan{{launch}, {}};
+}

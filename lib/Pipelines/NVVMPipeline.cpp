@@ -1,0 +1,114 @@
+//===- NVVMPipeline.cpp - fp4-pipeline-nvvm -------------------------------===//
+//
+// The GPU counterpart of fp4-pipeline-cpu. The order follows upstream's
+// gpu-lower-to-nvvm-pipeline, with the project's choices:
+//  * the host part is exactly the CPU pipeline's (fp4 ops left on the host
+//    lower there too, so a module mixes both freely);
+//  * kernels take bare pointers (static shapes): one parameter per buffer,
+//    the ABI the Python launcher and the manifest describe;
+//  * the PTX ISA version is given explicitly (the upstream default +ptx60
+//    is rejected for sm_90, toolchain.md);
+//  * the chip is validated by convert-fp4-to-gpu before any NVVM pass runs,
+//    so an unsupported chip is a diagnostic, not an LLVM crash.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp4/Pipelines/Pipelines.h"
+
+#include "fp4/Conversion/Passes.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+
+void mlir::fp4::buildFP4NVVMPipeline(OpPassManager &pm,
+                                     const FP4NVVMPipelineOptions &options) {
+  ConvertFP4ToGPUOptions gpuOptions;
+  gpuOptions.chip = options.chip;
+  gpuOptions.nativeFP4 = options.nativeFP4;
+  gpuOptions.decodeMaxM = options.decodeMaxM;
+  gpuOptions.decodeWarps = options.decodeWarps;
+  gpuOptions.decodeKUnroll = options.decodeKUnroll;
+  gpuOptions.decodeRowsPerCTA = options.decodeRowsPerCTA;
+  gpuOptions.decodeSplitK = options.decodeSplitK;
+  gpuOptions.decodePrefetch = options.decodePrefetch;
+  gpuOptions.decodeMaxRegisters = options.decodeMaxRegisters;
+  gpuOptions.prefillTileM = options.prefillTileM;
+  gpuOptions.prefillTileN = options.prefillTileN;
+  gpuOptions.prefillTileK = options.prefillTileK;
+  gpuOptions.prefillWarpsM = options.prefillWarpsM;
+  gpuOptions.prefillWarpsN = options.prefillWarpsN;
+  gpuOptions.prefillStages = options.prefillStages;
+  gpuOptions.prefillDequant = options.prefillDequant;
+  gpuOptions.elementwiseThreads = options.elementwiseThreads;
+  pm.addPass(createConvertFP4ToGPU(gpuOptions));
+
+  // Host: identical to fp4-pipeline-cpu up to loops.
+  FP4CPUPipelineOptions host;
+  host.lowerToLLVM = false;
+  buildFP4CPUPipeline(pm, host);
+  pm.addPass(createFP4MaterializeGPULaunches());
+
+  // Both sides to LLVM/NVVM.
+  pm.addPass(createConvertNVGPUToNVVMPass());
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions attach;
+  attach.triple = "nvptx64-nvidia-cuda";
+  attach.chip = options.chip;
+  attach.features = llvm::StringSwitch<std::string>(options.chip.getValue())
+                        .Cases("sm_90", "sm_90a", "+ptx80")
+                        .Case("sm_100a", "+ptx86")
+                        .Case("sm_120a", "+ptx87")
+                        .Case("sm_89", "+ptx78")
+                        .Case("sm_86", "+ptx71")
+                        .Case("sm_80", "+ptx70")
+                        .Default("");
+  attach.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(attach));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  ConvertGpuOpsToNVVMOpsOptions toNVVM;
+  toNVVM.useBarePtrCallConv = true;
+  OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(createConvertGpuOpsToNVVMOps(toNVVM));
+  device.addPass(createCanonicalizerPass());
+  device.addPass(createCSEPass());
+  device.addPass(createReconcileUnrealizedCastsPass());
+
+  GpuToLLVMConversionPassOptions toLLVM;
+  toLLVM.kernelBarePtrCallConv = true;
+  pm.addPass(createGpuToLLVMConversionPass(toLLVM));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  GpuModuleToBinaryPassOptions toBinary;
+  toBinary.compilationTarget = options.format;
+  toBinary.toolkitPath = options.cudaPath;
+  pm.addPass(createGpuModuleToBinaryPass(toBinary));
+  if (!options.exportDir.empty()) {
+    FP4ExportGPUKernelsOptions exportOptions;
+    exportOptions.dir = options.exportDir;
+    pm.addPass(createFP4ExportGPUKernels(exportOptions));
+  }
+}

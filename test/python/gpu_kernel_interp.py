@@ -1,0 +1,534 @@
+"""A CPU interpreter for the elementwise GPU kernels of convert-fp4-to-gpu.
+
+The quantize/dequantize kernels (lib/Conversion/FP4ToGPU/QuantizeKernel.cpp,
+DequantizeKernel.cpp) are gpu.func bodies made of arith/math/vector/memref/
+scf ops plus gpu.thread_id, block_id, shuffle and barrier. This module runs
+such a kernel, as fp4-opt prints it in the generic op form, on NumPy arrays:
+every SSA value is an array over all threads of the launch (SIMT in
+lockstep), so a gpu.shuffle is a gather across lanes of a warp, a barrier
+is a no-op (every thread has finished the previous op), and scf.if executes
+its regions under a thread mask (stores are masked, results selected).
+
+The f32/f64 arithmetic is NumPy's, i.e. single IEEE operations rounded to
+nearest even with subnormals, exactly what the PTX (.rn, no .ftz, no FMA)
+does, so the interpreted kernel computes the bytes the GPU computes up to
+NaN payloads. Only the op subset those kernels use is implemented; anything
+else raises, so a new op in a kernel cannot be silently skipped.
+"""
+
+import re
+
+import numpy as np
+
+# ---------------------------------------------------------------------------
+# Parsing the generic op form
+# ---------------------------------------------------------------------------
+
+
+def _matching(text, start, open_ch, close_ch):
+    """Index just past the bracket closing text[start] (== open_ch)."""
+    depth, i, n = 0, start, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i = text.index('"', i + 1)
+        elif c == open_ch:
+            depth += 1
+        elif c == close_ch and not (c == ">" and text[i - 1] == "-"):
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    raise ValueError("unbalanced brackets")
+
+
+def _split_top(text, sep=","):
+    """Splits at top-level `sep` (outside (), [], {}, <> and strings)."""
+    parts, depth, cur, i = [], 0, [], 0
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            j = text.index('"', i + 1)
+            cur.append(text[i:j + 1])
+            i = j + 1
+            continue
+        if c in "([{<":
+            depth += 1
+        elif c in ")]}" or (c == ">" and (i == 0 or text[i - 1] != "-")):
+            depth -= 1
+        if c == sep and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(c)
+        i += 1
+    if "".join(cur).strip():
+        parts.append("".join(cur).strip())
+    return parts
+
+
+class Op:
+    def __init__(self, name, results, operands, props, types_in, types_out):
+        self.name = name
+        self.results = results
+        self.operands = operands
+        self.props = props
+        self.types_in = types_in
+        self.types_out = types_out
+        self.regions = []  # list of (block args [(name, type)], [Op])
+
+    def prop(self, key):
+        m = re.search(r"\b" + re.escape(key) + r" = ([^,}]+)", self.props)
+        return m.group(1).strip() if m else None
+
+
+_HEAD = re.compile(r'^\s*(?:(%[\w#:]+(?:, %[\w#]+)*) = )?"([\w.]+)"\((.*)$')
+
+
+def _parse_signature(tail):
+    """` : (a, b) -> c` or `-> (c, d)` -> ([a, b], [c, d])."""
+    m = tail.rfind(" : ")
+    sig = tail[m + 3:].strip()
+    arrow = sig.index(") -> ")
+    ins = _split_top(sig[1:arrow])
+    out = sig[arrow + 5:].strip()
+    outs = _split_top(out[1:-1]) if out.startswith("(") else [out]
+    return ins, [o for o in outs if o]
+
+
+def _results(spec):
+    if not spec:
+        return []
+    if ":" in spec and "," not in spec:  # %0:2
+        base, n = spec.split(":")
+        return [f"{base}#{i}" for i in range(int(n))]
+    return [s.strip() for s in spec.split(",")]
+
+
+def parse_ops(lines, pos):
+    """Parses ops from lines[pos] until a region/block end; returns
+    (ops, pos of the line that ended the block)."""
+    ops = []
+    while pos < len(lines):
+        line = lines[pos]
+        s = line.strip()
+        if not s:
+            pos += 1
+            continue
+        if s.startswith("}") or s.startswith("^"):
+            return ops, pos
+        m = _HEAD.match(line)
+        if not m:
+            raise ValueError(f"cannot parse: {line[:120]}")
+        results, name, rest = m.group(1), m.group(2), m.group(3)
+        # Index of the ')' closing the operand list within `rest`.
+        close = _matching("(" + rest, 0, "(", ")") - 2
+        operands = [o.strip() for o in rest[:close].split(",") if o.strip()]
+        after = rest[close + 1:].strip()
+        props = ""
+        if after.startswith("<{"):
+            end = _matching(after, 1, "{", "}") + 1
+            props = after[2:end - 2]
+            after = after[end:].strip()
+        op = Op(name, _results(results), operands, props, [], [])
+        if after.startswith("({"):
+            pos += 1
+            while True:
+                args = []
+                if lines[pos].strip().startswith("^"):
+                    hdr = lines[pos].strip()
+                    inner = hdr[hdr.index("(") + 1:hdr.rindex(")")]
+                    for a in _split_top(inner):
+                        n, t = a.split(":", 1)
+                        args.append((n.strip(), t.strip()))
+                    pos += 1
+                body, pos = parse_ops(lines, pos)
+                op.regions.append((args, body))
+                end = lines[pos].strip()
+                if end.startswith("}, {"):
+                    pos += 1
+                    continue
+                assert end.startswith("})"), end
+                op.types_in, op.types_out = _parse_signature(end)
+                op.props += " " + end
+                pos += 1
+                break
+        else:
+            op.types_in, op.types_out = _parse_signature(after)
+            pos += 1
+        ops.append(op)
+    return ops, pos
+
+
+def parse_kernels(text):
+    """{name: gpu.func Op} of the gpu.module in generic-form `text`."""
+    lines = text.split("\n")
+    start = next(i for i, l in enumerate(lines) if '"gpu.module"' in l)
+    ops, _ = parse_ops(lines, start)
+    module = ops[0]
+    funcs = {}
+    for op in module.regions[0][1]:
+        if op.name == "gpu.func":
+            funcs[re.search(r'sym_name = "(\w+)"', op.props).group(1)] = op
+    return funcs
+
+
+def parse_manifest(text):
+    """The fp4.gpu_kernels launches: [{name, grid, block, args: [(name,
+    dtype, shape)]}] in launch order."""
+    out = []
+    pat = re.compile(
+        r'\{args = \[(.*?)\], block = \[(\d+), (\d+), (\d+)\], '
+        r'grid = \[(\d+), (\d+), (\d+)\], module = "\w+", '
+        r'name = "(\w+)", op = "([\w.]+)"')
+    for m in pat.finditer(text):
+        args = re.findall(
+            r'dtype = "(\w+)", name = "([\w.]+)", scratch = (\w+), '
+            r'shape = \[([\d, ]*)\]', m.group(1))
+        out.append({
+            "name": m.group(8), "op": m.group(9),
+            "block": int(m.group(2)), "grid": int(m.group(5)),
+            "args": [(n, d, tuple(int(s) for s in sh.split(",") if s.strip()),
+                      sc == "true") for d, n, sc, sh in args]})
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Types
+# ---------------------------------------------------------------------------
+
+_INT = {"i1": np.bool_, "i8": np.uint8, "i16": np.uint16, "i32": np.uint32,
+        "i64": np.uint64, "index": np.uint64}
+_SIGNED = {np.uint8: np.int8, np.uint16: np.int16, np.uint32: np.int32,
+           np.uint64: np.int64}
+_FLOAT = {"f32": np.float32, "f64": np.float64, "f16": np.float16,
+          "bf16": np.uint16}  # bf16 values are carried as their bits
+
+
+def elem_dtype(t):
+    return _INT.get(t) or _FLOAT[t]
+
+
+def parse_type(t):
+    """'vector<4xi32>' -> ('vector', (4,), 'i32'); 'f32' -> ('scalar', (),
+    'f32'); memrefs -> ('memref', shape, elem, workgroup)."""
+    m = re.match(r"vector<([\dx]+)x(\w+)>", t)
+    if m:
+        return ("vector", tuple(int(d) for d in m.group(1).split("x")),
+                m.group(2))
+    m = re.match(r"memref<(?:([\dx]+)x)?(\w+)(, #gpu.address_space<(\w+)>)?>",
+                 t)
+    if m:
+        shape = tuple(int(d) for d in m.group(1).split("x")) if m.group(1) \
+            else ()
+        return ("memref", shape, m.group(2), m.group(4) == "workgroup")
+    return ("scalar", (), t)
+
+
+class Buffer:
+    """A memref: raw bytes (global: one copy; workgroup: one per CTA)."""
+
+    def __init__(self, shape, elem, data=None, ctas=None):
+        self.shape, self.elem = shape, elem
+        self.dtype = np.dtype(elem_dtype(elem))
+        n = int(np.prod(shape)) if shape else 1
+        if ctas is not None:
+            self.bytes = np.zeros((ctas, n * self.dtype.itemsize), np.uint8)
+        else:
+            self.bytes = np.zeros(n * self.dtype.itemsize, np.uint8) \
+                if data is None else data
+        self.per_cta = ctas is not None
+
+    def linear(self, idx):
+        lin = np.zeros_like(idx[0]) if idx else None
+        for d, i in enumerate(idx):
+            lin = lin * np.uint64(self.shape[d]) + i
+        return lin if idx else None
+
+
+# ---------------------------------------------------------------------------
+# Execution
+# ---------------------------------------------------------------------------
+
+_CMPI = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+_CMPF = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq",
+         "ugt", "uge", "ult", "ule", "une", "uno", "true"]
+
+
+def _float_const(text, dtype):
+    text = text.strip()
+    if text.startswith("0x"):
+        bits = int(text, 16)
+        return np.array([bits], dtype={np.float32: np.uint32,
+                                       np.float64: np.uint64}[dtype]
+                        ).view(dtype)[0]
+    return dtype(float(text))
+
+
+def _convert_float(x, src, dst):
+    """arith.extf / arith.truncf: exact widening or IEEE round to nearest
+    even (bf16 values are carried as their 16 bits)."""
+    if src == "bf16":
+        x = (x.astype(np.uint32) << 16).view(np.float32)
+        src = "f32"
+    if dst == "bf16":
+        assert src == "f32"
+        bits = x.view(np.uint32)
+        lsb = (bits >> 16) & 1
+        r = ((bits + np.uint32(0x7FFF) + lsb) >> 16).astype(np.uint16)
+        nan = ((bits >> 16) | 0x40).astype(np.uint16)
+        return np.where(np.isnan(x), nan, r)
+    return x.astype(_FLOAT[dst])
+
+
+class Launch:
+    def __init__(self, func, grid, block, buffers):
+        self.func, self.grid, self.block = func, grid, block
+        self.n = grid * block
+        self.gid = np.arange(self.n, dtype=np.uint64)
+        self.env = {}
+        args, _ = func.regions[0]
+        wg = [a for a in args if "workgroup" in a[1]]
+        for (name, _), buf in zip([a for a in args if a not in wg], buffers):
+            self.env[name] = buf
+        for name, t in wg:
+            _, shape, elem, _ = parse_type(t)
+            self.env[name] = Buffer(shape, elem, ctas=grid)
+
+    def run(self):
+        self.block_ops(self.func.regions[0][1], np.ones(self.n, bool))
+
+    def val(self, name):
+        return self.env[name]
+
+    def set(self, op, values):
+        for r, v in zip(op.results, values):
+            self.env[r] = v
+
+    def block_ops(self, ops, mask):
+        for op in ops:
+            if op.name in ("gpu.return", "scf.yield"):
+                return [self.val(o) for o in op.operands]
+            self.exec(op, mask)
+        return []
+
+    def address(self, buf, idx):
+        lin = buf.linear([self.val(i) for i in idx])
+        if lin is None:
+            lin = np.zeros(self.n, np.uint64)
+        return lin.astype(np.int64) * buf.dtype.itemsize
+
+    def gather(self, buf, offsets, nbytes):
+        idx = offsets[:, None] + np.arange(nbytes)[None, :]
+        if buf.per_cta:
+            cta = (self.gid // np.uint64(self.block)).astype(np.int64)
+            return buf.bytes[cta[:, None], idx]
+        return buf.bytes[idx]
+
+    def scatter(self, buf, offsets, data, mask):
+        idx = offsets[mask][:, None] + np.arange(data.shape[1])[None, :]
+        if buf.per_cta:
+            cta = (self.gid // np.uint64(self.block)).astype(np.int64)[mask]
+            buf.bytes[cta[:, None], idx] = data[mask]
+        else:
+            buf.bytes[idx] = data[mask]
+
+    def exec(self, op, mask):  # noqa: C901 (one branch per op)
+        name, ins = op.name, [self.val(o) for o in op.operands]
+        tout = op.types_out[0] if op.types_out else None
+        with np.errstate(all="ignore"):
+            if name == "arith.constant":
+                kind, shape, elem = parse_type(tout)
+                assert kind == "scalar", "vector constants are not used"
+                v = op.prop("value")
+                v = v.rsplit(" : ", 1)[0] if " : " in v else v
+                if elem in _FLOAT:
+                    x = _float_const(v, _FLOAT[elem])
+                elif elem == "i1":
+                    x = v == "true"
+                else:
+                    x = np.array(int(v), dtype=np.int64).astype(
+                        _SIGNED[elem_dtype(elem)]).view(elem_dtype(elem))
+                self.set(op, [np.full(self.n, x, dtype=elem_dtype(elem))])
+            elif name in ("gpu.thread_id", "gpu.block_id"):
+                assert "dim x" in op.props
+                b = np.uint64(self.block)
+                self.set(op, [self.gid % b if name == "gpu.thread_id"
+                              else self.gid // b])
+            elif name == "gpu.barrier":
+                pass
+            elif name == "gpu.shuffle":
+                v, off, width = ins
+                assert np.all(width == 32)
+                lane = (self.gid % np.uint64(32)).astype(np.int64)
+                base = self.gid.astype(np.int64) - lane
+                mode = re.search(r"shuffle_mode (\w+)", op.props).group(1)
+                if mode == "xor":
+                    src = base + (lane ^ off.astype(np.int64))
+                else:
+                    assert mode == "idx"
+                    src = base + off.astype(np.int64)
+                self.set(op, [v[src], np.ones(self.n, bool)])
+            elif name in ("arith.addi", "arith.subi", "arith.muli",
+                          "arith.andi", "arith.ori", "arith.xori",
+                          "arith.divui", "arith.remui", "arith.minui"):
+                a, b = ins
+                fn = {"arith.addi": np.add, "arith.subi": np.subtract,
+                      "arith.muli": np.multiply, "arith.andi": np.bitwise_and,
+                      "arith.ori": np.bitwise_or,
+                      "arith.xori": np.bitwise_xor,
+                      "arith.minui": np.minimum}.get(name)
+                if fn is not None:
+                    r = fn(a, b)
+                elif name == "arith.divui":
+                    r = a // np.where(b == 0, 1, b).astype(b.dtype)
+                else:
+                    r = a % np.where(b == 0, 1, b).astype(b.dtype)
+                self.set(op, [r.astype(a.dtype)])
+            elif name in ("arith.shli", "arith.shrui", "arith.shrsi"):
+                a, b = ins
+                bits = a.dtype.itemsize * 8
+                assert np.all(b < bits), "shift amount out of range"
+                if name == "arith.shli":
+                    r = np.left_shift(a, b.astype(a.dtype))
+                elif name == "arith.shrui":
+                    r = np.right_shift(a, b.astype(a.dtype))
+                else:
+                    s = a.view(_SIGNED[a.dtype.type])
+                    r = np.right_shift(s, b.astype(s.dtype)).view(a.dtype)
+                self.set(op, [r.astype(a.dtype)])
+            elif name == "arith.cmpi":
+                a, b = ins
+                p = _CMPI[int(op.prop("predicate").split(":")[0])]
+                if p.startswith("s"):
+                    a, b = a.view(_SIGNED[a.dtype.type]), b.view(
+                        _SIGNED[b.dtype.type])
+                    p = p[1:]
+                elif p.startswith("u"):
+                    p = p[1:]
+                r = {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b,
+                     "gt": a > b, "ge": a >= b}[p]
+                self.set(op, [r])
+            elif name == "arith.cmpf":
+                a, b = ins
+                p = _CMPF[int(op.prop("predicate").split(":")[0])]
+                ordered = ~(np.isnan(a) | np.isnan(b))
+                r = {"oeq": a == b, "ogt": a > b, "oge": a >= b, "olt": a < b,
+                     "ole": a <= b, "one": (a != b) & ordered, "ord": ordered,
+                     "uno": ~ordered}[p]
+                self.set(op, [r])
+            elif name == "arith.select":
+                c, a, b = ins
+                self.set(op, [np.where(c, a, b).astype(a.dtype)])
+            elif name in ("arith.addf", "arith.subf", "arith.mulf",
+                          "arith.divf"):
+                assert "fastmath<none>" in op.props
+                a, b = ins
+                r = {"arith.addf": np.add, "arith.subf": np.subtract,
+                     "arith.mulf": np.multiply,
+                     "arith.divf": np.divide}[name](a, b)
+                self.set(op, [r.astype(a.dtype)])
+            elif name == "arith.negf":
+                self.set(op, [np.negative(ins[0])])
+            elif name == "math.absf":
+                self.set(op, [np.abs(ins[0])])
+            elif name == "math.floor":
+                self.set(op, [np.floor(ins[0])])
+            elif name == "arith.bitcast":
+                _, _, e = parse_type(tout)
+                self.set(op, [ins[0].view(elem_dtype(e))])
+            elif name in ("arith.extui", "arith.trunci", "arith.index_castui",
+                          "arith.index_cast"):
+                _, _, e = parse_type(tout)
+                a = ins[0]
+                if name == "arith.index_cast" and a.dtype != np.uint64:
+                    a = a.view(_SIGNED[a.dtype.type]).astype(np.int64).view(
+                        np.uint64)
+                if a.dtype == np.bool_:
+                    a = a.astype(np.uint8)
+                self.set(op, [a.astype(elem_dtype(e))])
+            elif name == "arith.sitofp":
+                a = ins[0]
+                self.set(op, [a.view(_SIGNED[a.dtype.type]).astype(
+                    np.float32)])
+            elif name == "arith.fptosi":
+                a = np.where(np.isfinite(ins[0]), ins[0], 0)
+                self.set(op, [a.astype(np.int64).astype(np.int32).view(
+                    np.uint32)])
+            elif name in ("arith.extf", "arith.truncf"):
+                _, _, e = parse_type(tout)
+                _, _, src = parse_type(op.types_in[0])
+                self.set(op, [_convert_float(ins[0], src, e)])
+            elif name == "vector.extract":
+                pos = int(re.search(r"array<i64: (\d+)>", op.props).group(1))
+                self.set(op, [ins[0][:, pos].copy()])
+            elif name == "vector.from_elements":
+                self.set(op, [np.stack(ins, axis=1)])
+            elif name == "vector.bitcast":
+                _, _, e = parse_type(tout)
+                self.set(op, [np.ascontiguousarray(ins[0]).view(
+                    elem_dtype(e))])
+            elif name == "vector.load":
+                buf = ins[0]
+                _, shape, e = parse_type(tout)
+                n = shape[0] * buf.dtype.itemsize
+                off = self.address(buf, op.operands[1:])
+                self.set(op, [self.gather(buf, off, n).view(buf.dtype)])
+            elif name == "vector.store":
+                buf = ins[1]
+                off = self.address(buf, op.operands[2:])
+                data = np.ascontiguousarray(ins[0]).view(np.uint8)
+                self.scatter(buf, off, data, mask)
+            elif name == "memref.load":
+                buf = ins[0]
+                off = self.address(buf, op.operands[1:])
+                v = self.gather(buf, off, buf.dtype.itemsize).view(buf.dtype)
+                self.set(op, [v[:, 0].copy()])
+            elif name == "memref.store":
+                buf = ins[1]
+                off = self.address(buf, op.operands[2:])
+                v = ins[0]
+                data = np.ascontiguousarray(
+                    v.astype(buf.dtype) if v.dtype != buf.dtype and
+                    v.dtype.itemsize != buf.dtype.itemsize else
+                    v.view(buf.dtype))[:, None].view(np.uint8)
+                self.scatter(buf, off, data, mask)
+            elif name == "memref.atomic_rmw":
+                assert re.search(r"kind = 7 : i64", op.props), "only maxu"
+                buf = ins[1]
+                off = self.address(buf, op.operands[2:])
+                words = buf.bytes.view(np.uint32)
+                np.maximum.at(words, (off[mask] // 4), ins[0][mask])
+                self.set(op, [ins[0]])
+            elif name == "scf.if":
+                cond = ins[0]
+                then_vals = self.block_ops(op.regions[0][1], mask & cond)
+                else_vals = self.block_ops(op.regions[1][1], mask & ~cond) \
+                    if len(op.regions) > 1 and op.regions[1][1] else []
+                self.set(op, [np.where(cond, t, e).astype(t.dtype)
+                              for t, e in zip(then_vals, else_vals)])
+            elif name == "scf.for":
+                lb, ub, step = ins[:3]
+                assert np.all(lb == lb[0]) and np.all(ub == ub[0]), \
+                    "loop bounds must be uniform"
+                carried = ins[3:]
+                args, body = op.regions[0]
+                for i in range(int(lb[0]), int(ub[0]), int(step[0])):
+                    self.env[args[0][0]] = np.full(self.n, i, np.uint64)
+                    for (a, _), v in zip(args[1:], carried):
+                        self.env[a] = v
+                    carried = self.block_ops(body, mask)
+                self.set(op, carried)
+            else:
+                raise NotImplementedError(name)
+
+
+def count_ops(op, name):
+    """Number of ops called `name` nested in `op`."""
+    return sum((o.name == name) + count_ops(o, name)
+               for _, body in op.regions for o in body)
+
+
+def run_kernel(func, grid, block, buffers):
+    """Runs `func` (a parsed gpu.func) on `buffers` (Buffer per argument)."""
+    Launch(func, grid, block, buffers).run()
