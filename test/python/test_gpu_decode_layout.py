@@ -14,48 +14,15 @@ It also checks the exactness claims of BF16PairDequant.h over every code and
 every scale byte: E2M1 pair bits times the one- or two-multiply E8M0 factors,
 and times the NVFP4 E4M3 factor, give exactly the reference values in bf16.
 """
-import math
 
 import numpy as np
 import pytest
 
+from bf16_emulation import E2M1, bf16_to_f64, f64_to_bf16_exact, mul_bf16x2
+
 # --------------------------------------------------------------------------
-# bf16 and the bit-level helpers (BF16PairDequant.cpp)
+# bit-level helpers (BF16PairDequant.cpp)
 # --------------------------------------------------------------------------
-
-E2M1 = np.array([0, .5, 1, 1.5, 2, 3, 4, 6, -0., -.5, -1, -1.5, -2, -3, -4, -6])
-
-
-def bf16_to_f64(bits):
-    """bf16 bit patterns (uint) -> float64 (exact)."""
-    b = np.asarray(bits, dtype=np.uint32) & 0xFFFF
-    return (b << 16).view(np.float32).astype(np.float64)
-
-
-def f64_to_bf16_exact(x):
-    """float64 values that must be exact in bf16 (or +-inf / nan) -> bits."""
-    x = np.asarray(x, dtype=np.float64)
-    f = x.astype(np.float32)
-    bits = f.view(np.uint32)
-    finite = np.isfinite(f)
-    assert np.all(f[finite].astype(np.float64) == x[finite]), "not exact in f32"
-    assert np.all((bits[finite] & 0xFFFF) == 0), "not exact in bf16"
-    return (bits >> 16).astype(np.uint32)
-
-
-def mul_bf16x2(x, y):
-    """mul.rn.bf16x2 on i32 patterns, asserting the products are exact
-    (every product the kernels form is: see BF16PairDequant.h)."""
-    out = np.zeros_like(np.asarray(x, dtype=np.uint32))
-    for shift in (0, 16):
-        a = bf16_to_f64(np.asarray(x, dtype=np.uint32) >> shift)
-        b = bf16_to_f64(np.asarray(y, dtype=np.uint32) >> shift)
-        with np.errstate(over="ignore", invalid="ignore"):
-            p = a * b
-        big = np.isfinite(p) & (np.abs(p) >= 2.0 ** 128)
-        p = np.where(big, np.copysign(np.inf, p), p)
-        out = out | (f64_to_bf16_exact(p) << shift)
-    return out.astype(np.uint32)
 
 
 def e2m1_pair_bits(word, pair):

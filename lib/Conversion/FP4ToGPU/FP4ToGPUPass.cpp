@@ -157,6 +157,13 @@ private:
            ArrayRef<std::pair<std::string, RankedTensorType>> outputs);
   void recordManifest(Operation *op, const KernelPlan &plan,
                       ArrayRef<KernelArg> args);
+  /// emitHost for an op with one tensor result ("result"), then replaces
+  /// the op by it.
+  LogicalResult replaceWithLaunch(OpBuilder &b, Operation *op,
+                                  const KernelPlan &plan,
+                                  ArrayRef<KernelArg> args,
+                                  ArrayRef<Value> inputs,
+                                  RankedTensorType resultType);
 
   GPUTarget target;
   GPUKernelOptions kernelOptions;
@@ -375,6 +382,19 @@ FailureOr<SmallVector<Value>> ConvertFP4ToGPUPass::emitHost(
   return results;
 }
 
+LogicalResult ConvertFP4ToGPUPass::replaceWithLaunch(
+    OpBuilder &b, Operation *op, const KernelPlan &plan,
+    ArrayRef<KernelArg> args, ArrayRef<Value> inputs,
+    RankedTensorType resultType) {
+  FailureOr<SmallVector<Value>> results =
+      emitHost(b, op, plan, args, inputs, {{"result", resultType}});
+  if (failed(results))
+    return failure();
+  op->getResult(0).replaceAllUsesWith(results->front());
+  op->erase();
+  return success();
+}
+
 /// Tries the families in order; erases the IR of declined attempts.
 template <typename Spec, typename... Builders>
 FailureOr<KernelPlan> tryFamilies(OpBuilder &b, Location loc,
@@ -453,13 +473,7 @@ LogicalResult ConvertFP4ToGPUPass::convertMatmul(MatmulOp op) {
     eraseUnusedUnpacks(inputs);
     return remark("no GPU kernel for this matmul: " + reasons);
   }
-  FailureOr<SmallVector<Value>> results =
-      emitHost(b, op, *plan, spec.args, inputs, {{"result", resultType}});
-  if (failed(results))
-    return failure();
-  op.getResult().replaceAllUsesWith(results->front());
-  op->erase();
-  return success();
+  return replaceWithLaunch(b, op, *plan, spec.args, inputs, resultType);
 }
 
 LogicalResult ConvertFP4ToGPUPass::convertQuantize(QuantizeOp op) {
@@ -555,13 +569,7 @@ LogicalResult ConvertFP4ToGPUPass::convertDequantize(DequantizeOp op) {
     eraseUnusedUnpacks(inputs);
     return remark("no GPU dequantize kernel: " + reasons);
   }
-  FailureOr<SmallVector<Value>> results =
-      emitHost(b, op, *plan, spec.args, inputs, {{"result", resultType}});
-  if (failed(results))
-    return failure();
-  op.getResult().replaceAllUsesWith(results->front());
-  op->erase();
-  return success();
+  return replaceWithLaunch(b, op, *plan, spec.args, inputs, resultType);
 }
 
 void ConvertFP4ToGPUPass::runOnOperation() {
