@@ -100,7 +100,8 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
            "sharing the activations (0: from the shape; multiple of 16)">,
     Option<"decodeSplitK", "decode-split-k", "int64_t", /*default=*/"0",
            "Decode: CTAs splitting K with f32 partial sums in a scratch "
-           "buffer and a rounding kernel (0: from the shape; 1: none)">,
+           "buffer and a rounding kernel (0 = 1: none, which measured "
+           "fastest on the H200; N > 1: N slices)">,
     Option<"decodePrefetch", "decode-prefetch", "int64_t", /*default=*/"0",
            "Decode: main-loop iterations whose weight words are loaded "
            "ahead (software pipelining; 0: none; 1..2)">,

@@ -55,8 +55,8 @@ struct GPUKernelOptions {
   /// different warps that share the activations (0: from the shape).
   int64_t decodeRowsPerCTA = 0;
   /// Decode: CTAs splitting K, adding f32 partial sums into a scratch
-  /// buffer that a second kernel rounds into the result (0: from the
-  /// shape; 1: no split).
+  /// buffer that a second kernel rounds into the result (0 and 1: no
+  /// split, which measured fastest on the H200; N > 1: N slices).
   int64_t decodeSplitK = 0;
   /// Decode: main-loop iterations whose weight words are loaded ahead
   /// (software pipelining depth; 0: load and use in the same iteration).
