@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Builds fp4-mlir and runs every test suite: lit (dialect, passes,
-# conversions, CPU integration, tools), the C++ unit tests (ctest) and the
-# Python tests (pytest). Prints one summary line `N passed, N failed` and
-# exits non-zero if anything failed.
+# conversions, CPU integration, tools), the C++ unit tests (ctest), the
+# Python tests (pytest), a fixed-seed fuzz campaign of fp4-opt
+# (tools/fp4-fuzz), and the sanitizer suites (scripts/run_sanitizers.sh: an
+# ASan + UBSan build running lit and ctest, and the libFuzzer targets).
+# Prints one summary line `N passed, N failed` and exits non-zero if
+# anything failed. FP4_SKIP_SANITIZERS=1 leaves out the sanitizer build
+# (quicker local runs; CI runs everything).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export FP4_BUILD_DIR=${FP4_BUILD_DIR:-$ROOT/build}
@@ -26,4 +30,17 @@ ctest --test-dir "$FP4_BUILD_DIR" --output-on-failure --output-junit "$REPORTS/c
 echo "== pytest =="
 ( cd "$ROOT" && "$PY" -m pytest test/python -q -p no:cacheprovider --junitxml="$REPORTS/pytest.xml" )
 
-"$PY" "$ROOT/scripts/summarize_tests.py" "$REPORTS/lit.xml" "$REPORTS/ctest.xml" "$REPORTS/pytest.xml"
+echo "== fuzz campaign =="
+# 300 mutants, fixed seed: the same campaign on every run (about 1-2 min).
+"$PY" "$ROOT/tools/fp4-fuzz/fp4-fuzz" campaign --seed 20261201 --mutants 300 \
+  --jobs "$(nproc)" --fp4-opt "$FP4_BUILD_DIR/bin/fp4-opt" \
+  --out "$FP4_BUILD_DIR/fuzz" --junit "$REPORTS/fuzz.xml"
+
+SUITES=("$REPORTS/lit.xml" "$REPORTS/ctest.xml" "$REPORTS/pytest.xml" "$REPORTS/fuzz.xml")
+if [ "${FP4_SKIP_SANITIZERS:-0}" != 1 ]; then
+  echo "== sanitizers =="
+  bash "$ROOT/scripts/run_sanitizers.sh" "$REPORTS"
+  SUITES+=("$REPORTS/sanitize-lit.xml" "$REPORTS/sanitize-ctest.xml" "$REPORTS/libfuzzer.xml")
+fi
+
+"$PY" "$ROOT/scripts/summarize_tests.py" "${SUITES[@]}"

@@ -21,6 +21,13 @@ config.substitutions.append(("%fp4_src_root", config.fp4_src_root))
 if getattr(config, "fp4_has_cuda_runtime", 0):
     config.available_features.add("fp4-cuda-runtime")
     config.substitutions.append(("%cuda_root", config.cuda_root))
+# The ASan + UBSan build (scripts/run_sanitizers.sh).
+if getattr(config, "fp4_sanitized", 0):
+    config.available_features.add("sanitized")
+    for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS",
+                 "ASAN_SYMBOLIZER_PATH"):
+        if name in os.environ:
+            config.environment[name] = os.environ[name]
 # An NVIDIA driver (the GPU machine): tests of the no-GPU errors skip there.
 try:
     import ctypes

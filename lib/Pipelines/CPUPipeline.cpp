@@ -9,13 +9,16 @@
 //  * lower-affine runs after expand-strided-metadata, which creates
 //    affine.apply for subview offsets;
 //  * arith is lowered without any fast-math, keeping the numerics rules'
-//    one-rounding-per-operation guarantee.
+//    one-rounding-per-operation guarantee;
+//  * the last step, fp4-reproducible-output, gives bufferization's constant
+//    globals canonical names, so the output does not change between runs.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fp4/Pipelines/Pipelines.h"
 
 #include "fp4/Conversion/Passes.h"
+#include "fp4/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -47,8 +50,10 @@ void mlir::fp4::buildFP4CPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  if (!options.lowerToLLVM)
+  if (!options.lowerToLLVM) {
+    pm.addPass(createFP4ReproducibleOutput());
     return;
+  }
 
   // Vector ops appear when a scheme model or the user builds vectorized
   // element code (ArithOps supports vector values) or prints.
@@ -64,6 +69,7 @@ void mlir::fp4::buildFP4CPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createFP4ReproducibleOutput());
 }
 
 void mlir::fp4::registerFP4Pipelines() {

@@ -9,13 +9,15 @@
 //  * the PTX ISA version is given explicitly (the upstream default +ptx60
 //    is rejected for sm_90, toolchain.md);
 //  * the chip is validated by convert-fp4-to-gpu before any NVVM pass runs,
-//    so an unsupported chip is a diagnostic, not an LLVM crash.
+//    so an unsupported chip is a diagnostic, not an LLVM crash;
+//  * the output is reproducible: no compile times unless keep-compile-times.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fp4/Pipelines/Pipelines.h"
 
 #include "fp4/Conversion/Passes.h"
+#include "fp4/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -106,6 +108,11 @@ void mlir::fp4::buildFP4NVVMPipeline(OpPassManager &pm,
   toBinary.compilationTarget = options.format;
   toBinary.toolkitPath = options.cudaPath;
   pm.addPass(createGpuModuleToBinaryPass(toBinary));
+  // Canonical constant globals and no compile times in the gpu.object
+  // properties: the same input gives the same bytes.
+  FP4ReproducibleOutputOptions reproducible;
+  reproducible.keepCompileTimes = options.keepCompileTimes;
+  pm.addPass(createFP4ReproducibleOutput(reproducible));
   if (!options.exportDir.empty()) {
     FP4ExportGPUKernelsOptions exportOptions;
     exportOptions.dir = options.exportDir;

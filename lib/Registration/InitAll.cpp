@@ -6,6 +6,7 @@
 #include "fp4/Conversion/Passes.h"
 #include "fp4/Dialect/FP4/Transforms/Passes.h"
 #include "fp4/Pipelines/Pipelines.h"
+#include "fp4/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -30,5 +31,6 @@ void mlir::fp4::registerAllPasses() {
   registerConvertFP4ToGPU();
   registerFP4ExportGPUKernels();
   registerFP4MaterializeGPULaunches();
+  registerFP4ReproducibleOutput();
   registerFP4Pipelines();
 }

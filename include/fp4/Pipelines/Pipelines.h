@@ -54,6 +54,11 @@ struct FP4NVVMPipelineOptions
   PassOptions::Option<int> optLevel{
       *this, "opt-level", llvm::cl::desc("NVPTX optimization level (0-3)"),
       llvm::cl::init(3)};
+  PassOptions::Option<bool> keepCompileTimes{
+      *this, "keep-compile-times",
+      llvm::cl::desc("Keep the compile times gpu-module-to-binary records in "
+                     "gpu.object properties (off: reproducible output)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> nativeFP4{
       *this, "native-fp4",
       llvm::cl::desc("Native FP4 instructions (sm_100a/sm_120a only)"),

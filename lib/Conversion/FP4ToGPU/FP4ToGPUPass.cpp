@@ -135,6 +135,17 @@ bool isStatic2D(Type type) {
   return shaped && shaped.hasStaticShape() && shaped.getRank() == 2;
 }
 
+/// Whether any of `types` has a dimension of size 0. Such ops compute
+/// nothing (a K = 0 product is its zero accumulator): a kernel for them
+/// would have an empty grid or an empty K loop, which the NVVM lowering
+/// rejects, so they stay on the host, where linalg handles empty shapes.
+bool hasEmptyDimension(ArrayRef<Type> types) {
+  return llvm::any_of(types, [](Type type) {
+    auto shaped = dyn_cast<ShapedType>(type);
+    return shaped && shaped.hasStaticShape() && shaped.getNumElements() == 0;
+  });
+}
+
 struct ConvertFP4ToGPUPass
     : public fp4::impl::ConvertFP4ToGPUBase<ConvertFP4ToGPUPass> {
   using Base::Base;
@@ -435,6 +446,8 @@ LogicalResult ConvertFP4ToGPUPass::convertMatmul(MatmulOp op) {
   if (!isStatic2D(lhs.getType()) || !isStatic2D(rhsType) ||
       !resultType.hasStaticShape())
     return remark("the GPU kernels need static rank-2 operands");
+  if (hasEmptyDimension({lhs.getType(), rhsType, resultType}))
+    return remark("an operand has an empty dimension (nothing to compute)");
   if (rhsType.getAxis() != 1 || (lhsQuantized && lhsQuantized.getAxis() != 1))
     return remark("quantized operands must be blocked along K (axis 1)");
 
@@ -486,6 +499,8 @@ LogicalResult ConvertFP4ToGPUPass::convertQuantize(QuantizeOp op) {
   if (!isStatic2D(inputType) || resultType.getAxis() != 1)
     return remark("the GPU quantizer needs a static rank-2 input blocked "
                   "along its last axis");
+  if (hasEmptyDimension({inputType}))
+    return remark("the input has an empty dimension (nothing to compute)");
   QuantizeKernelSpec spec;
   spec.rows = inputType.getDimSize(0);
   spec.cols = inputType.getDimSize(1);
@@ -549,6 +564,8 @@ LogicalResult ConvertFP4ToGPUPass::convertDequantize(DequantizeOp op) {
   if (!isStatic2D(inputType) || inputType.getAxis() != 1)
     return remark("the GPU dequantizer needs a static rank-2 input blocked "
                   "along its last axis");
+  if (hasEmptyDimension({inputType}))
+    return remark("the input has an empty dimension (nothing to compute)");
   DequantizeKernelSpec spec;
   spec.rows = inputType.getDimSize(0);
   spec.cols = inputType.getDimSize(1);

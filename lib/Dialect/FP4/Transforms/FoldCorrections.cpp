@@ -108,7 +108,8 @@ struct FoldConstantSplitOutliers final : OpRewritePattern<SplitOutliersOp> {
              << " elements, more than max-elements = " << options.maxElements;
       });
     int64_t cols = inputType.getShape().back();
-    int64_t rows = inputType.getNumElements() / cols;
+    // K = 0 (an empty constant) folds to empty constants.
+    int64_t rows = cols == 0 ? 0 : inputType.getNumElements() / cols;
     int64_t blockSize = op.getBlockSize(), k = op.getK();
     int64_t sideCols = cols / blockSize * k;
     std::vector<float> rest(rows * cols), values(rows * sideCols);
@@ -165,7 +166,8 @@ struct FoldConstantSplitChannels final : OpRewritePattern<SplitChannelsOp> {
       });
     ArrayRef<int64_t> channels = op.getChannels();
     int64_t cols = inputType.getShape().back();
-    int64_t rows = inputType.getNumElements() / cols;
+    // K = 0 (an empty constant) folds to empty constants.
+    int64_t rows = cols == 0 ? 0 : inputType.getNumElements() / cols;
     int64_t n = channels.size();
     std::vector<float> rest(rows * cols), gathered(rows * n);
     forEachRowChunk(op.getContext(), rows, [&](int64_t first, int64_t count) {
@@ -278,7 +280,7 @@ struct FoldConstantResidual final : OpRewritePattern<ResidualOp> {
       return rewriter.notifyMatchFailure(op, reason);
 
     int64_t cols = qType.getShape().back();
-    int64_t rows = qType.getNumElements() / cols;
+    int64_t rows = cols == 0 ? 0 : qType.getNumElements() / cols;
     int64_t blockSize = op.getBlockSize(), k = op.getK();
     int64_t sideCols = cols / blockSize * k;
     std::vector<float> x(rows * cols), values(rows * sideCols);

@@ -323,6 +323,14 @@ LogicalResult QuantizeContraction::analyze(linalg::LinalgOp op,
   if (ShapedType::isDynamic(plan.kSize))
     return reject("K is dynamic; the blocks of " + schemeText +
                   " need a static K");
+  // An empty product (K = 0, or an empty M, N or batch) has nothing to
+  // quantize: its result is the accumulator. Leaving it to linalg keeps
+  // every later pass, folder and kernel generator away from empty blocks.
+  for (Value operand : {lhs, rhs, init})
+    if (llvm::is_contained(cast<ShapedType>(operand.getType()).getShape(), 0))
+      return reject("an operand has an empty dimension (" +
+                    Twine(plan.kSize == 0 ? "K = 0" : "size 0") +
+                    "); there is nothing to quantize");
   int64_t multiple = options.scheme.getAxisMultiple();
   if (plan.kSize % multiple != 0)
     return reject("K = " + Twine(plan.kSize) + " is not a multiple of " +

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The robustness suites (issue 8): an ASan + UBSan build of fp4-mlir
+# (with fuzzer coverage instrumentation, so the same build also links the
+# libFuzzer targets) running the lit and C++ unit tests, then a short
+# libFuzzer run of each target over a seed corpus made from the tests.
+# Writes JUnit XML into $1 (sanitize-lit.xml, sanitize-ctest.xml,
+# libfuzzer.xml) for scripts/summarize_tests.py; exits non-zero on any
+# failure or sanitizer report.
+#
+#   bash scripts/run_sanitizers.sh REPORT_DIR
+#
+# FP4_SANITIZE_BUILD_DIR (default build-sanitize/) holds the build;
+# FP4_FUZZ_SECONDS (default 20) is each libFuzzer target's run time.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+REPORTS=${1:?usage: run_sanitizers.sh REPORT_DIR}
+BUILD=${FP4_SANITIZE_BUILD_DIR:-$ROOT/build-sanitize}
+FUZZ_SECONDS=${FP4_FUZZ_SECONDS:-20}
+mkdir -p "$REPORTS"
+status=0
+
+if [ ! -f "$BUILD/build.ninja" ]; then
+  # -O1: the usual sanitizer optimization level (fast enough to run, much
+  # faster to compile than -O3). Only our code is instrumented: libMLIR.so
+  # comes from Debian.
+  cmake -G Ninja -S "$ROOT" -B "$BUILD" \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1" \
+    -DCMAKE_C_FLAGS_RELEASE="-O1" \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+    -DLLVM_USE_LINKER=lld \
+    -DLLVM_USE_SANITIZER="Address;Undefined" -DLLVM_USE_SANITIZE_COVERAGE=ON \
+    -DFP4_BUILD_FUZZERS=ON -DFP4_SANITIZED_BUILD=ON \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit >/dev/null || exit 1
+fi
+# The tools the lit tests run, the unit tests, the fuzzers.
+if ! ninja -C "$BUILD" ${FP4_NINJA_FLAGS:-} fp4-opt fp4-quant fp4-run \
+    fp4fuzz-attr-type-parser fp4fuzz-op-parser FP4UnitTests; then
+  echo "sanitizer build failed"
+  exit 1
+fi
+
+# Any report fails the process (UBSan is built with -fno-sanitize-recover);
+# LeakSanitizer runs at exit. Upstream leaks that are not ours are
+# suppressed by name in scripts/lsan.supp, each with its reason.
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:detect_odr_violation=0:${ASAN_OPTIONS:-}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+export LSAN_OPTIONS="suppressions=$ROOT/scripts/lsan.supp:print_suppressions=0:${LSAN_OPTIONS:-}"
+export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-22/bin/llvm-symbolizer
+
+echo "== lit (ASan + UBSan) =="
+/usr/lib/llvm-22/bin/lit -sv "$BUILD/test" \
+  --xunit-xml-output "$REPORTS/sanitize-lit.xml" || status=1
+echo "== ctest (ASan + UBSan) =="
+ctest --test-dir "$BUILD" --output-on-failure \
+  --output-junit "$REPORTS/sanitize-ctest.xml" || status=1
+
+echo "== libFuzzer =="
+CORPUS=$BUILD/fuzz-corpus
+rm -rf "$CORPUS"
+python3 "$ROOT/tools/fp4-fuzz/make_corpus.py" "$ROOT/test" "$CORPUS" || status=1
+cases=""
+failed=0
+for target in attr-type-parser op-parser; do
+  artifacts=$BUILD/fuzz-artifacts/$target
+  rm -rf "$artifacts" && mkdir -p "$artifacts"
+  log=$BUILD/fuzz-$target.log
+  start=$(date +%s)
+  # Fixed seed: the same run every time; -max_len keeps inputs IR-sized.
+  "$BUILD/bin/fp4fuzz-$target" -seed=1 -max_total_time="$FUZZ_SECONDS" \
+    -max_len=8192 -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
+    -artifact_prefix="$artifacts/" "$CORPUS/$target" >"$log" 2>&1
+  code=$?
+  seconds=$(( $(date +%s) - start ))
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
+  echo "fp4fuzz-$target: exit $code, ${runs:-0} inputs in ${seconds} s"
+  body=""
+  if [ $code -ne 0 ]; then
+    failed=$((failed + 1)); status=1
+    tail -n 60 "$log"
+    body="<failure message=\"libFuzzer finding (exit $code), inputs in $artifacts\"><![CDATA[$(tail -n 60 "$log" | sed 's/]]>/]] >/g')]]></failure>"
+  fi
+  cases="$cases<testcase classname=\"libfuzzer\" name=\"fp4fuzz-$target\" time=\"$seconds\">$body</testcase>"
+done
+printf '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites><testsuite name="libfuzzer" tests="2" failures="%d">%s</testsuite></testsuites>\n' \
+  "$failed" "$cases" >"$REPORTS/libfuzzer.xml"
+exit $status
