@@ -19,6 +19,10 @@ FUZZ_SECONDS=${FP4_FUZZ_SECONDS:-20}
 mkdir -p "$REPORTS"
 status=0
 
+# LLVM's own CMake defines these UBSan flags; its installed
+# HandleLLVMOptions.cmake uses them but does not set them. vptr and function
+# need RTTI, which LLVM is built without.
+UBSAN_FLAGS="-fsanitize=undefined -fno-sanitize=vptr,function -fno-sanitize-recover=all"
 if [ ! -f "$BUILD/build.ninja" ]; then
   # -O1: the usual sanitizer optimization level (fast enough to run, much
   # faster to compile than -O3). Only our code is instrumented: libMLIR.so
@@ -29,6 +33,7 @@ if [ ! -f "$BUILD/build.ninja" ]; then
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
     -DLLVM_USE_LINKER=lld \
     -DLLVM_USE_SANITIZER="Address;Undefined" -DLLVM_USE_SANITIZE_COVERAGE=ON \
+    -DLLVM_UBSAN_FLAGS="$UBSAN_FLAGS" \
     -DFP4_BUILD_FUZZERS=ON -DFP4_SANITIZED_BUILD=ON \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit >/dev/null || exit 1

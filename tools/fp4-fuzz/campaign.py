@@ -40,14 +40,19 @@ _OOM_MARKERS = ("std::bad_alloc", "out of memory", "Cannot allocate memory")
 # ---------------------------------------------------------------------------
 
 def _run_line_flags(text):
-    """The fp4-opt flags of the file's first RUN line, or None when it needs
-    a file (%t) or is not an fp4-opt run."""
+    """The fp4-opt flags of the file's first RUN command (continuation lines
+    ending in a backslash joined), or None when it needs a file (%t) or is
+    not an fp4-opt run."""
     run = []
     for line in text.splitlines():
         m = re.match(r"\s*//\s*RUN:\s?(.*)", line)
-        if m:
-            run.append(m.group(1).rstrip("\\").strip())
-        elif run:
+        if not m:
+            if run:
+                break
+            continue
+        part = m.group(1).rstrip()
+        run.append(part.rstrip("\\").strip())
+        if not part.endswith("\\"):
             break
     command = " ".join(run).split("|")[0]
     if "%t" in command or not command.startswith("fp4-opt %s"):
@@ -56,7 +61,8 @@ def _run_line_flags(text):
     for token in re.findall(r"(?:[^\s\"']|\"[^\"]*\"|'[^']*')+",
                             command[len("fp4-opt %s"):]):
         if token in ("-split-input-file", "-verify-diagnostics", "2>&1") or \
-                token.startswith("-o") or token.startswith("-mlir-print"):
+                token.startswith("-o") or token.startswith("-mlir-print") or \
+                token.startswith("2>"):
             continue
         flags.append(token.replace('"', ""))
     return flags or None
@@ -123,22 +129,33 @@ def classify(code, stderr):
         return "crash"
     if code == 0:
         return "ok"
-    if re.search(r"(^|\s)error:", stderr):
+    # A diagnostic, or the command-line parser's own message
+    # (`fp4-opt: Unknown command line argument ...`).
+    if re.search(r"(^|\s)error:", stderr) or \
+            re.search(r"^[\w.-]+: \S", stderr, re.M):
         return "diagnosed"
     return "silent"
 
 
 def signature(code, stderr):
-    """A short crash key: the first stack frame in fp4 code (or the first
-    frame at all), else the first line of the message."""
-    frames = re.findall(r"^\s*#\d+ 0x[0-9a-f]+ (.+?)(?: \(|$)", stderr, re.M)
-    frames = [f for f in frames if "PrintStackTrace" not in f and
-              "SignalHandler" not in f and "RunSignalHandlers" not in f and
-              "__restore_rt" not in f and "libc.so" not in f]
+    """A short crash key: LLVM's innermost pretty-stack entry (the pass or
+    parser that was running) and the first symbolized frame in fp4 code (or
+    the first symbolized frame at all); else the first message line."""
+    pretty = re.findall(r"^\d+\.\t(.+)$", stderr, re.M)
+    pretty = [p for p in pretty if not p.startswith("Program arguments")]
+    frames = re.findall(r"^\s*#\d+ 0x[0-9a-f]+ ([^(\s].*?)(?: \(/|$)",
+                        stderr, re.M)
+    frames = [f for f in frames if not re.search(
+        r"PrintStackTrace|SignalHandler|RunSignalHandlers|__restore_rt|"
+        r"raise|abort", f)]
     fp4 = [f for f in frames if "fp4" in f]
+    parts = []
+    if pretty:
+        parts.append(pretty[-1].strip())
     if fp4 or frames:
-        frame = (fp4 or frames)[0]
-        return re.sub(r"\(.*", "", frame)[:160]
+        parts.append((fp4 or frames)[0][:120])
+    if parts:
+        return " | ".join(parts)[:200]
     for line in stderr.splitlines():
         if any(m in line for m in _CRASH_MARKERS + _OOM_MARKERS) or \
                 "error" in line:

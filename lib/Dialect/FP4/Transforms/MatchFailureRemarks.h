@@ -13,23 +13,37 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir::fp4::detail {
 
 struct MatchFailureRemarks final : RewriterBase::Listener {
-  explicit MatchFailureRemarks(StringRef prefix) : prefix(prefix.str()) {}
+  /// `emit` = false only counts (for the passes' summary warnings).
+  explicit MatchFailureRemarks(StringRef prefix, bool emit = true)
+      : prefix(prefix.str()), emit(emit) {}
 
   void
   notifyMatchFailure(Location loc,
                      function_ref<void(Diagnostic &)> reasonCallback) override {
     Diagnostic reason(loc, DiagnosticSeverity::Remark);
     reasonCallback(reason);
-    emitRemark(loc) << prefix << reason.str();
+    if (failures++ == 0) {
+      firstReason = reason.str();
+      firstLoc = loc;
+    }
+    if (emit)
+      emitRemark(loc) << prefix << reason.str();
   }
+
+  /// Match failures seen, and the first one's reason.
+  int64_t failures = 0;
+  std::string firstReason;
+  std::optional<Location> firstLoc;
 
 private:
   std::string prefix;
+  bool emit;
 };
 
 } // namespace mlir::fp4::detail

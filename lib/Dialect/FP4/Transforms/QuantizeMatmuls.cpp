@@ -221,8 +221,13 @@ LogicalResult QuantizeContraction::analyze(linalg::LinalgOp op,
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       op.getNumReductionLoops() == 0)
     return failure();
-  auto reject = [&](const Twine &reason) {
+  auto rejectAs = [&](QuantizeSkip why, const Twine &reason) {
+    if (options.onSkip)
+      options.onSkip(why);
     return rewriter.notifyMatchFailure(op, reason);
+  };
+  auto reject = [&](const Twine &reason) {
+    return rejectAs(QuantizeSkip::Form, reason);
   };
   if (!op.hasPureTensorSemantics())
     return reject("it operates on buffers; fp4-quantize rewrites ops on "
@@ -250,7 +255,8 @@ LogicalResult QuantizeContraction::analyze(linalg::LinalgOp op,
     if (!isQuantizableFloat(elementType)) {
       std::string text;
       llvm::raw_string_ostream(text) << elementType;
-      return reject(Twine(names[index]) + " has element type " + text +
+      return rejectAs(QuantizeSkip::ElementType,
+                      Twine(names[index]) + " has element type " + text +
                     "; fp4 quantizes f32, bf16 and f16");
     }
   }
@@ -321,19 +327,21 @@ LogicalResult QuantizeContraction::analyze(linalg::LinalgOp op,
   std::string schemeText;
   llvm::raw_string_ostream(schemeText) << Attribute(options.scheme);
   if (ShapedType::isDynamic(plan.kSize))
-    return reject("K is dynamic; the blocks of " + schemeText +
+    return rejectAs(QuantizeSkip::Shape, "K is dynamic; the blocks of " + schemeText +
                   " need a static K");
   // An empty product (K = 0, or an empty M, N or batch) has nothing to
   // quantize: its result is the accumulator. Leaving it to linalg keeps
   // every later pass, folder and kernel generator away from empty blocks.
   for (Value operand : {lhs, rhs, init})
     if (llvm::is_contained(cast<ShapedType>(operand.getType()).getShape(), 0))
-      return reject("an operand has an empty dimension (" +
+      return rejectAs(QuantizeSkip::Shape,
+                      "an operand has an empty dimension (" +
                     Twine(plan.kSize == 0 ? "K = 0" : "size 0") +
                     "); there is nothing to quantize");
   int64_t multiple = options.scheme.getAxisMultiple();
   if (plan.kSize % multiple != 0)
-    return reject("K = " + Twine(plan.kSize) + " is not a multiple of " +
+    return rejectAs(QuantizeSkip::Shape,
+                    "K = " + Twine(plan.kSize) + " is not a multiple of " +
                   Twine(multiple) + " required by " + schemeText);
 
   // Loop order of the fp4.matmul operands and result. With two M (or N)
@@ -371,7 +379,7 @@ LogicalResult QuantizeContraction::analyze(linalg::LinalgOp op,
     int64_t axis = shape.size() - 1;
     if (std::optional<std::string> error =
             verifyQuantizedType(op.getOperation(), shape, options.scheme, axis))
-      return reject(name + ": " + *error);
+      return rejectAs(QuantizeSkip::Shape, name + ": " + *error);
     *slot = QuantizedTensorType::get(shape, options.scheme, axis);
   }
 

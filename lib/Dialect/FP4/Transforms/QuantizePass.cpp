@@ -17,6 +17,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <array>
+
 namespace mlir::fp4 {
 #define GEN_PASS_DEF_FP4QUANTIZE
 #include "fp4/Dialect/FP4/Transforms/Passes.h.inc"
@@ -96,6 +98,20 @@ struct FP4QuantizePass final
       return success();
     }
     options.operands = *parsedOperands;
+    options.onSkip = [this](QuantizeSkip why) {
+      ++skippedThisRun[static_cast<int>(why)];
+      switch (why) {
+      case QuantizeSkip::Shape:
+        ++numSkippedShape;
+        break;
+      case QuantizeSkip::ElementType:
+        ++numSkippedElementType;
+        break;
+      case QuantizeSkip::Form:
+        ++numSkippedForm;
+        break;
+      }
+    };
     RewritePatternSet set(context);
     populateFP4QuantizePatterns(set, options);
     patterns = FrozenRewritePatternSet(std::move(set));
@@ -107,14 +123,63 @@ struct FP4QuantizePass final
       emitError(getOperation()->getLoc()) << "fp4-quantize: " << optionError;
       return signalPassFailure();
     }
-    fp4::detail::MatchFailureRemarks listener("not quantized: ");
-    walkAndApplyPatterns(getOperation(), patterns,
-                         remarks ? &listener : nullptr);
+    Operation *root = getOperation();
+    auto countMatmuls = [&] {
+      int64_t n = 0;
+      root->walk([&](MatmulOp) { ++n; });
+      return n;
+    };
+    int64_t before = countMatmuls();
+    skippedThisRun.fill(0);
+    fp4::detail::MatchFailureRemarks listener("not quantized: ", remarks);
+    walkAndApplyPatterns(root, patterns, &listener);
+    int64_t quantized = countMatmuls() - before;
+    numQuantized += quantized;
+    // remarks=true already reports each op left alone.
+    if (!remarks)
+      warnAboutSkipped(root, quantized, listener);
+  }
+
+  /// One warning when anything the user asked for was not done: nothing to
+  /// quantize at all, or contractions left unchanged (with how many per
+  /// reason and the first reason).
+  void warnAboutSkipped(Operation *root, int64_t quantized,
+                        const fp4::detail::MatchFailureRemarks &listener) {
+    int64_t skipped = listener.failures;
+    if (skipped == 0 && quantized > 0)
+      return;
+    // On the first op left unchanged (or the root's location), without the
+    // op printed: the note would be the whole module.
+    InFlightDiagnostic diag =
+        emitWarning(listener.firstLoc.value_or(root->getLoc()),
+                    "fp4-quantize: ");
+    if (skipped == 0) {
+      diag << "the input has no contraction to quantize (linalg.matmul, "
+              "batch_matmul, contract or a generic multiply-add)";
+      return;
+    }
+    diag << "quantized " << quantized << " of " << quantized + skipped
+         << " contractions; " << skipped << " left unchanged (";
+    StringRef sep = "";
+    for (auto [count, what] :
+         {std::pair{skippedThisRun[int(QuantizeSkip::Shape)], "shape"},
+          std::pair{skippedThisRun[int(QuantizeSkip::ElementType)],
+                    "element type"},
+          std::pair{skippedThisRun[int(QuantizeSkip::Form)], "form"}})
+      if (count) {
+        diag << sep << count << " " << what;
+        sep = ", ";
+      }
+    diag << "), first here: " << listener.firstReason
+         << "; remarks=true gives each";
   }
 
 private:
   FrozenRewritePatternSet patterns;
   std::string optionError;
+  /// Per QuantizeSkip, in the current runOnOperation (the statistics add up
+  /// over every op the pass runs on).
+  std::array<int64_t, 3> skippedThisRun{};
 };
 
 } // namespace

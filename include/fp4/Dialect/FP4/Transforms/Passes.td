@@ -62,6 +62,15 @@ def FP4Quantize : Pass<"fp4-quantize"> {
     LinalgOps without a reduction dimension are not contractions and get no
     remark.
 
+    Nothing is skipped silently: without `remarks=true`, when a contraction
+    is left unchanged or the input has no contraction at all, the pass emits
+    one summary warning (`fp4-quantize: quantized 40 of 48 contractions; 8
+    left unchanged (8 shape), first here: <reason>`) at the first op left
+    alone. The pass statistics count quantized and skipped contractions per
+    reason (`-mlir-pass-statistics`; Debian's MLIR 22 is built with
+    statistics compiled out and prints none, the warning carries the
+    counts).
+
     Invalid `scheme` or `operands` values fail the pass with an error on the
     root operation. A scheme with parameters must be quoted:
     `-fp4-quantize="scheme='#fp4.nvfp4<four_over_six = true>' operands=weights"`.
@@ -75,6 +84,18 @@ def FP4Quantize : Pass<"fp4-quantize"> {
            "weights (rhs)">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Emit a remark on every contraction that is left unquantized">,
+  ];
+  let statistics = [
+    Statistic<"numQuantized", "quantized",
+              "Contractions rewritten to fp4.matmul">,
+    Statistic<"numSkippedShape", "skipped-shape",
+              "Contractions left unchanged: K dynamic, empty or not a "
+              "multiple of the scheme's blocks">,
+    Statistic<"numSkippedElementType", "skipped-element-type",
+              "Contractions left unchanged: an operand is not f32/bf16/f16">,
+    Statistic<"numSkippedForm", "skipped-form",
+              "Contractions left unchanged: not a matrix product fp4.matmul "
+              "takes (maps, dimensions, body)">,
   ];
   let dependentDialects = [
     "::mlir::fp4::FP4Dialect", "::mlir::linalg::LinalgDialect",

@@ -27,10 +27,19 @@ namespace fp4 {
 /// activations, B (rhs) the weights.
 enum class QuantizeOperands { Both, Activations, Weights };
 
+/// Why a contraction was left unchanged (fp4-quantize's statistics).
+enum class QuantizeSkip {
+  Form,        ///< not a matrix product fp4.matmul takes (maps, dims, body)
+  ElementType, ///< an operand is not f32, bf16 or f16
+  Shape,       ///< K dynamic, empty, or not a multiple of the scheme's blocks
+};
+
 struct QuantizeOptions {
   /// The scheme every quantized operand gets (blocked along K). Required.
   QuantSchemeAttrInterface scheme;
   QuantizeOperands operands = QuantizeOperands::Both;
+  /// Called for every contraction the pattern leaves unchanged (optional).
+  std::function<void(QuantizeSkip)> onSkip;
 
   bool quantizeLhs() const { return operands != QuantizeOperands::Weights; }
   bool quantizeRhs() const { return operands != QuantizeOperands::Activations; }
