@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PassOptionCheck.h"
 #include "fp4/InitAll.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -22,6 +23,8 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::fp4::registerAllDialects(registry);
   mlir::fp4::registerAllPasses();
+  if (!fp4opt::checkPassOptionFlags(argc, argv))
+    return 1;
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "fp4 optimizer driver\n", registry));
 }
