@@ -4,7 +4,7 @@
 # libFuzzer targets) running the lit and C++ unit tests, then a short
 # libFuzzer run of each target over a seed corpus made from the tests.
 # Writes JUnit XML into $1 (sanitize-lit.xml, sanitize-ctest.xml,
-# libfuzzer.xml) for scripts/summarize_tests.py; exits non-zero on any
+# sanitize-fuzz.xml, libfuzzer.xml) for scripts/summarize_tests.py; exits non-zero on any
 # failure or sanitizer report.
 #
 #   bash scripts/run_sanitizers.sh REPORT_DIR
@@ -59,6 +59,14 @@ echo "== lit (ASan + UBSan) =="
 echo "== ctest (ASan + UBSan) =="
 ctest --test-dir "$BUILD" --output-on-failure \
   --output-junit "$REPORTS/sanitize-ctest.xml" || status=1
+
+echo "== fuzz campaign (ASan + UBSan fp4-opt) =="
+# A smaller campaign than the Release one (another seed): memory errors
+# that do not crash a Release build are reports here.
+python3 "$ROOT/tools/fp4-fuzz/fp4-fuzz" campaign --seed 8 --mutants 120 \
+  --jobs "$(nproc)" --timeout 60 --memory-mb 16384 \
+  --fp4-opt "$BUILD/bin/fp4-opt" --out "$BUILD/fuzz" \
+  --junit "$REPORTS/sanitize-fuzz.xml" || status=1
 
 echo "== libFuzzer =="
 CORPUS=$BUILD/fuzz-corpus

@@ -40,7 +40,8 @@ SUITES=("$REPORTS/lit.xml" "$REPORTS/ctest.xml" "$REPORTS/pytest.xml" "$REPORTS/
 if [ "${FP4_SKIP_SANITIZERS:-0}" != 1 ]; then
   echo "== sanitizers =="
   bash "$ROOT/scripts/run_sanitizers.sh" "$REPORTS"
-  SUITES+=("$REPORTS/sanitize-lit.xml" "$REPORTS/sanitize-ctest.xml" "$REPORTS/libfuzzer.xml")
+  SUITES+=("$REPORTS/sanitize-lit.xml" "$REPORTS/sanitize-ctest.xml"
+           "$REPORTS/sanitize-fuzz.xml" "$REPORTS/libfuzzer.xml")
 fi
 
 "$PY" "$ROOT/scripts/summarize_tests.py" "${SUITES[@]}"

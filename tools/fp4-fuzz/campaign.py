@@ -6,7 +6,8 @@ Outcomes:
   ok          exit 0
   diagnosed   non-zero exit with an `error:` diagnostic (what bad input
               should get)
-  crash       a signal, LLVM's crash banner, `LLVM ERROR`, an assertion
+  crash       a signal, LLVM's crash banner, `LLVM ERROR`, an assertion, a
+              sanitizer report (with a sanitized fp4-opt)
   upstream    a crash that stock mlir-opt reproduces on the same input
               (reported, not a failure of this project)
   silent      non-zero exit with no diagnostic at all
@@ -31,7 +32,10 @@ import mutator
 
 FAILURES = ("crash", "silent", "timeout", "oom")
 _CRASH_MARKERS = ("PLEASE submit a bug report", "Stack dump:", "LLVM ERROR:",
-                  "UNREACHABLE executed", "Assertion `", "terminate called")
+                  "UNREACHABLE executed", "Assertion `", "terminate called",
+                  # A sanitized fp4-opt (scripts/run_sanitizers.sh).
+                  "ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                  "runtime error:", "UndefinedBehaviorSanitizer")
 _OOM_MARKERS = ("std::bad_alloc", "out of memory", "Cannot allocate memory")
 
 
