@@ -35,11 +35,13 @@ func.func @users(%x: tensor<2x4x256xf32>, %w: tensor<2x3x256xbf16>, %v: tensor<2
 
 // -----
 
-// Other schemes are not touched and get no remark.
+// Other schemes are not touched and get no remark; the pass warns that it
+// found nothing to rewrite.
 // CHECK-LABEL: func.func @other_schemes
 // CHECK: #fp4.nvfp4
 // CHECK: #fp4.hif4
 // CHECK: #fp4.mxfp4_macro<macro_block = 64>
+// expected-warning @below {{fp4-macro-scale: nothing rewritten: the input has no fp4.quantize to #fp4.mxfp4}}
 func.func @other_schemes(%x: tensor<2x256xf32>) {
   %a = fp4.quantize %x : tensor<2x256xf32> -> !fp4.tensor<2x256xf4E2M1FN, #fp4.nvfp4, axis = 1>
   %b = fp4.quantize %x : tensor<2x256xf32> -> !fp4.tensor<2x256x!fp4.s1p2, #fp4.hif4, axis = 1>

@@ -17,6 +17,7 @@ DOCS = {
     "FP4CorrectionOps.md": "FP4/FP4CorrectionOps.md",
     "FP4TransformsPasses.md": "FP4TransformsPasses.md",
     "FP4ConversionPasses.md": "FP4ConversionPasses.md",
+    "FP4GenericPasses.md": "FP4GenericPasses.md",
 }
 
 

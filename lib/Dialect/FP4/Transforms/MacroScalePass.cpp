@@ -52,23 +52,30 @@ struct FP4MacroScalePass final
 
     fp4::detail::MatchFailureRemarks listener("not rewritten: ");
     walkAndApplyPatterns(root, patterns, &listener);
+    bool remarked = listener.failures > 0;
 
     // MXFP4 values that are not quantize results cannot change type here.
     root->walk([&](Operation *op) {
       if (!isa<QuantizeOp>(op))
         for (OpResult result : op->getResults())
           if (getMacroScalableScheme(result.getType()))
-            op->emitRemark("not rewritten: result #")
+            remarked = true, op->emitRemark("not rewritten: result #")
                 << result.getResultNumber() << " is produced by '"
                 << op->getName() << "', not by fp4.quantize";
       for (Region &region : op->getRegions())
         for (Block &block : region)
           for (BlockArgument arg : block.getArguments())
             if (getMacroScalableScheme(arg.getType()))
+              remarked = true,
               op->emitRemark("not rewritten: block argument #")
                   << arg.getArgNumber() << " of type " << arg.getType()
                   << " (signatures and region arguments are kept)";
     });
+    // Each MXFP4 value left alone has its remark; only an input with
+    // nothing to rewrite would otherwise pass silently.
+    if (!remarked)
+      listener.warnIfUnchanged(root, "fp4-macro-scale", "rewritten",
+                               "fp4.quantize to #fp4.mxfp4");
   }
 
 private:

@@ -163,11 +163,15 @@ struct FP4OutlierFallbackPass final
     }
     SmallVector<Operation *> live =
         mlir::fp4::detail::collectLiveCorrectionInputs(getOperation());
-    fp4::detail::MatchFailureRemarks listener("no outlier fallback: ");
+    fp4::detail::MatchFailureRemarks listener("no outlier fallback: ",
+                                              remarks);
     walkAndApplyPatterns(
         getOperation(),
         options.mode == OutlierMode::StaticChannels ? staticPatterns : patterns,
-        remarks ? &listener : nullptr);
+        &listener);
+    if (!remarks)
+      listener.warnIfUnchanged(getOperation(), "fp4-outlier-fallback",
+                               "split", "fp4.quantize feeding an fp4.matmul");
     mlir::fp4::detail::eraseOpsMadeDead(live);
   }
 

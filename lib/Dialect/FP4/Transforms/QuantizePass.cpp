@@ -150,9 +150,13 @@ struct FP4QuantizePass final
       return;
     // On the first op left unchanged (or the root's location), without the
     // op printed: the note would be the whole module.
-    InFlightDiagnostic diag =
-        emitWarning(listener.firstLoc.value_or(root->getLoc()),
-                    "fp4-quantize: ");
+    Location loc = root->getLoc();
+    if (listener.firstLoc)
+      loc = *listener.firstLoc;
+    else if (root->getNumRegions() && !root->getRegion(0).empty() &&
+             !root->getRegion(0).front().empty())
+      loc = root->getRegion(0).front().front().getLoc();
+    InFlightDiagnostic diag = emitWarning(loc, "fp4-quantize: ");
     if (skipped == 0) {
       diag << "the input has no contraction to quantize (linalg.matmul, "
               "batch_matmul, contract or a generic multiply-add)";

@@ -82,9 +82,12 @@ struct FP4ResidualPass final
     }
     SmallVector<Operation *> live =
         mlir::fp4::detail::collectLiveCorrectionInputs(getOperation());
-    fp4::detail::MatchFailureRemarks listener("no residual correction: ");
-    walkAndApplyPatterns(getOperation(), patterns,
-                         remarks ? &listener : nullptr);
+    fp4::detail::MatchFailureRemarks listener("no residual correction: ",
+                                              remarks);
+    walkAndApplyPatterns(getOperation(), patterns, &listener);
+    if (!remarks)
+      listener.warnIfUnchanged(getOperation(), "fp4-residual", "corrected",
+                               "fp4.quantize feeding an fp4.matmul");
     mlir::fp4::detail::eraseOpsMadeDead(live);
   }
 

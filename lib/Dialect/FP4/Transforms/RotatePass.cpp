@@ -123,9 +123,11 @@ struct FP4RotatePass final : mlir::fp4::impl::FP4RotateBase<FP4RotatePass> {
 
     llvm::DenseSet<Operation *> userPermutes;
     getOperation()->walk([&](PermuteOp op) { userPermutes.insert(op); });
-    fp4::detail::MatchFailureRemarks listener("not rotated: ");
-    walkAndApplyPatterns(getOperation(), patterns,
-                         remarks ? &listener : nullptr);
+    fp4::detail::MatchFailureRemarks listener("not rotated: ", remarks);
+    walkAndApplyPatterns(getOperation(), patterns, &listener);
+    if (!remarks)
+      listener.warnIfUnchanged(getOperation(), "fp4-rotate", "rotated",
+                               "fp4.matmul with a quantized operand");
     for (Operation *op : originals)
       if (op->use_empty())
         op->erase();
