@@ -139,11 +139,15 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-/// A checkpoint is a folder, a .safetensors file or a safetensors index;
-/// anything else is a raw tensor file.
+/// A checkpoint is a .safetensors file, a safetensors index, or a folder
+/// given without --rows/--cols (with them, a folder is a raw input that is
+/// not a regular file, reported as such); anything else is a raw tensor.
 bool isCheckpointPath(StringRef path) {
-  return llvm::sys::fs::is_directory(path) || path.ends_with(".safetensors") ||
-         path.ends_with(".safetensors.index.json");
+  if (path.ends_with(".safetensors") ||
+      path.ends_with(".safetensors.index.json"))
+    return true;
+  return llvm::sys::fs::is_directory(path) &&
+         numRows.getNumOccurrences() == 0 && numCols.getNumOccurrences() == 0;
 }
 
 /// Diagnostics from the verifiers and the lowering name the op and the
