@@ -75,7 +75,7 @@ struct OutputTensor {
 class SafetensorsWriter {
 public:
   /// Lays out `tensors` (names must be unique; sizes must match dtype and
-  /// shape), creates `path` as a memory-mapped temporary of the final size
+  /// shape), creates a temporary for `path` of the final size
   /// and sets every tensor's `data`. commit() renames it into place;
   /// destroying the writer without commit leaves no file.
   static llvm::Expected<std::unique_ptr<SafetensorsWriter>>
