@@ -210,3 +210,42 @@ def test_bad_option_value():
                                          "values: floor, ceil, even, rceil"):
         ref.quantize(np.zeros((1, 32), np.float32), "mxfp4",
                      scale_rounding="up")
+
+
+TORCH_SNIPPET = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np, torch
+from fp4 import ir
+ctx = ir.Context()
+m = ctx.parse_module(sys.argv[2])
+ir.PassManager.parse(sys.argv[3], ctx).run(m)
+e = ir.ExecutionEngine(m)
+x = torch.arange(32, dtype=torch.float32).reshape(4, 8)
+out = torch.zeros(4, 8)
+e.invoke("scale", x, 3.0, out)
+assert torch.equal(out, x * 3.0)
+try:
+    e.invoke("scale", x.double(), 3.0, out)
+    raise SystemExit("a float64 tensor was accepted")
+except TypeError as err:
+    assert "argument 0 expects memref<4x8xf32>" in str(err), err
+print("ok")
+"""
+
+
+def test_torch_cpu_tensor_in_the_compressed_tensors_environment():
+    """The same torch checks where torch is installed (the environment of
+    test_compressed_tensors.py), when the test process itself has none."""
+    python = os.environ.get("FP4_CT_PYTHON", "")
+    try:
+        import torch  # noqa: F401
+        pytest.skip("torch importable here: test_torch_cpu_tensor covers it")
+    except ImportError:
+        pass
+    if not os.path.exists(python):
+        pytest.skip("no FP4_CT_PYTHON environment")
+    proc = subprocess.run([python, "-c", TORCH_SNIPPET,
+                           os.path.join(ROOT, "python"), SCALE, PIPELINE],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
