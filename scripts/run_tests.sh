@@ -14,6 +14,11 @@ export FP4_LIB_DIR=$FP4_BUILD_DIR/lib
 PY=${PYTHON:-python3}
 
 bash "$ROOT/scripts/install_deps.sh" || { echo "dependency installation failed"; echo "0 passed, 1 failed"; exit 1; }
+# compressed-tensors (with a CPU-only torch) in its own cached environment,
+# for test_compressed_tensors.py; required here, so its absence fails.
+FP4_CT_PYTHON=$(bash "$ROOT/scripts/install_compressed_tensors.sh" | tail -n 1) ||
+  { echo "compressed-tensors installation failed"; echo "0 passed, 1 failed"; exit 1; }
+export FP4_CT_PYTHON FP4_REQUIRE_COMPRESSED_TENSORS=1
 if ! bash "$ROOT/scripts/build.sh"; then
   echo "build failed"
   echo "0 passed, 1 failed"

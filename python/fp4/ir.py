@@ -26,6 +26,7 @@ import os
 import threading
 
 from ._lib import load as load_library
+from . import signature as _signature
 from .memref import CallFrame, MemRef, memref_descriptor_type
 
 __all__ = [
@@ -57,6 +58,8 @@ MlirPassManager = _handle("MlirPassManager")
 MlirOpPassManager = _handle("MlirOpPassManager")
 MlirOpPrintingFlags = _handle("MlirOpPrintingFlags")
 MlirExecutionEngine = _handle("MlirExecutionEngine")
+MlirBlock = _handle("MlirBlock")
+MlirIdentifier = _handle("MlirIdentifier")
 
 
 class MlirStringRef(ctypes.Structure):
@@ -117,6 +120,26 @@ _SIGNATURES = {
     "mlirModuleFromOperation": (MlirModule, [MlirOperation]),
     "mlirOperationClone": (MlirOperation, [MlirOperation]),
     "mlirOperationVerify": (_c_bool, [MlirOperation]),
+    # Walking the top-level func.func ops for call signatures (signature.py).
+    "mlirModuleGetBody": (MlirBlock, [MlirModule]),
+    "mlirBlockGetFirstOperation": (MlirOperation, [MlirBlock]),
+    "mlirOperationGetNextInBlock": (MlirOperation, [MlirOperation]),
+    "mlirOperationGetName": (MlirIdentifier, [MlirOperation]),
+    "mlirIdentifierStr": (MlirStringRef, [MlirIdentifier]),
+    "mlirOperationGetAttributeByName": (
+        MlirAttribute, [MlirOperation, MlirStringRef]),
+    "mlirStringAttrGetValue": (MlirStringRef, [MlirAttribute]),
+    "mlirTypeAttrGetValue": (MlirType, [MlirAttribute]),
+    "mlirFunctionTypeGetNumInputs": (_intptr, [MlirType]),
+    "mlirFunctionTypeGetInput": (MlirType, [MlirType, _intptr]),
+    "mlirFunctionTypeGetNumResults": (_intptr, [MlirType]),
+    "mlirFunctionTypeGetResult": (MlirType, [MlirType, _intptr]),
+    "mlirTypeIsAMemRef": (_c_bool, [MlirType]),
+    "mlirTypeIsARankedTensor": (_c_bool, [MlirType]),
+    "mlirShapedTypeGetRank": (_i64, [MlirType]),
+    "mlirShapedTypeIsDynamicDim": (_c_bool, [MlirType, _intptr]),
+    "mlirShapedTypeGetDimSize": (_i64, [MlirType, _intptr]),
+    "mlirShapedTypeGetElementType": (MlirType, [MlirType]),
     "mlirOperationPrintWithFlags": (
         None, [MlirOperation, MlirOpPrintingFlags, _StringCallback, _vp]),
     "mlirOpPrintingFlagsCreate": (MlirOpPrintingFlags, []),
@@ -355,7 +378,7 @@ class Context:
         module = self._lib.mlirModuleCreateParse(self._c, MlirStringRef.of(text))
         if not module.ptr:
             self._fail("failed to parse the module")
-        return Module(self, module)
+        return Module(self, module)._record_signatures()
 
     def parse_file(self, path):
         """Parses and verifies the file at `path` (locations name the file)."""
@@ -367,7 +390,7 @@ class Context:
                                                          MlirStringRef.of(path))
         if not module.ptr:
             self._fail(f"failed to parse {path}")
-        return Module(self, module)
+        return Module(self, module)._record_signatures()
 
     def parse_type(self, text):
         self.take_diagnostics()
@@ -395,6 +418,13 @@ class Module:
     def __init__(self, context, c_module):
         self.context = context
         self._c = c_module
+        # {name: signature.Signature}: what ExecutionEngine.invoke checks
+        # calls against, taken while the module still has func.func ops.
+        self.signatures = {}
+
+    def _record_signatures(self):
+        self.signatures.update(_signature.read_signatures(self))
+        return self
 
     @property
     def _operation(self):
@@ -410,7 +440,9 @@ class Module:
     def clone(self):
         lib = self.context._lib
         op = lib.mlirOperationClone(self._operation)
-        return Module(self.context, lib.mlirModuleFromOperation(op))
+        clone = Module(self.context, lib.mlirModuleFromOperation(op))
+        clone.signatures = dict(self.signatures)
+        return clone
 
     def to_string(self, generic=False, debug_info=False, large_elements_limit=None):
         lib = self.context._lib
@@ -778,11 +810,15 @@ class PassManager:
         if module.context is not self.context:
             raise ValueError("module and pass manager use different contexts")
         ctx = self.context
+        # Signatures before and after: a pipeline that lowers to the LLVM
+        # dialect in one go leaves the types of the input, one that stops
+        # earlier those it bufferized to.
+        module._record_signatures()
         ctx.take_diagnostics()
         result = ctx._lib.mlirPassManagerRunOnOp(self._c, module._operation)
         if not result.value:
             ctx._fail("pass pipeline failed")
-        return module
+        return module._record_signatures()
 
     def __del__(self):
         try:
@@ -807,6 +843,30 @@ def run_pipeline(module, pipeline, verify_each=True):
 # needed); MemRef and memref_descriptor_type stay importable from here.
 
 
+def _numpy():
+    import numpy
+    return numpy
+
+
+def _from_torch(fname, index, value):
+    """A CPU torch tensor as the numpy array sharing its memory (bf16 as
+    its uint16 bits); other values unchanged. torch is only consulted when
+    the value is a torch tensor, so it is never imported otherwise."""
+    if type(value).__module__.split(".")[0] != "torch":
+        return value
+    import torch
+    if not isinstance(value, torch.Tensor):
+        return value
+    if value.device.type != "cpu":
+        raise TypeError(f"{fname}: argument {index} is a {value.device.type} "
+                        "tensor; the ExecutionEngine runs on the CPU (pass "
+                        ".cpu(), or use fp4.gpu for device code)")
+    value = value.detach()
+    if value.dtype == torch.bfloat16:
+        return value.view(torch.int16).numpy().view("uint16")
+    return value.numpy()
+
+
 class ExecutionEngine:
     """JIT-compiles a module in the LLVM dialect and calls its functions.
 
@@ -820,6 +880,7 @@ class ExecutionEngine:
         lib = ctx._lib
         self.context = ctx
         self._module = module
+        self.signatures = dict(getattr(module, "signatures", {}))
         paths = [os.fspath(p) for p in shared_libs]
         for path in paths:
             if not os.path.exists(path):
@@ -857,11 +918,20 @@ class ExecutionEngine:
         """Calls `_mlir_ciface_<name>`.
 
         args: numpy arrays (passed as memrefs, without copy: outputs written
-        by the function land in the arrays), numpy scalars, Python int
-        (i64) / float (f64) / bool, or ctypes values.
+        by the function land in the arrays), CPU torch tensors (through
+        .numpy(), sharing memory), numpy scalars, Python int / float / bool,
+        or ctypes values.
         results: the function's result types in order: numpy dtypes or
         ctypes types for scalars, MemRef(dtype, rank) for memrefs. Returns
-        None, the single result, or a tuple."""
+        None, the single result, or a tuple.
+
+        When the module's func.func signature was seen (it was parsed or
+        run through a PassManager before it was lowered: Module.signatures),
+        every argument is checked against it first: count (TypeError),
+        dtype (TypeError), rank, static sizes and C-contiguity
+        (ValueError), scalars are converted to the parameter's C type, and
+        results= must describe every result (TypeError), so a bad call
+        raises instead of reading garbage or crashing."""
         func = self.lookup("_mlir_ciface_" + name)
         if func is None:
             raise MLIRError(
@@ -869,6 +939,22 @@ class ExecutionEngine:
                 f"'{name}' llvm.emit_c_interface (or run "
                 "func.func(llvm-request-c-wrappers)) before lowering, and pass "
                 "the libraries its callees live in as shared_libs")
+        args = [_from_torch(name, i, a) for i, a in enumerate(args)]
+        sig = self.signatures.get(name)
+        if sig is not None:
+            np = _numpy()
+            if len(args) != len(sig.inputs):
+                raise TypeError(
+                    f"{name} takes {len(sig.inputs)} argument(s) "
+                    f"({', '.join(p.text for p in sig.inputs) or 'none'}), "
+                    f"got {len(args)}")
+            args = [_signature.check_argument(name, i, p, a, np)
+                    for i, (p, a) in enumerate(zip(sig.inputs, args))]
+            _signature.check_results(name, sig, list(results), MemRef, np)
+        else:
+            # Unchecked (an LLVM-dialect module parsed as such): at least
+            # arrays must be contiguous, which descriptor_for enforces.
+            pass
         frame = CallFrame(args, results)
         ctypes.CFUNCTYPE(None, ctypes.c_void_p)(func)(frame.packed())
         return frame.finish()

@@ -23,10 +23,39 @@ import numpy as np
 
 from . import _lib
 
-SCHEMES = {"mxfp4": 0, "nvfp4": 1, "hif4": 2, "macro": 3}
+# Scheme names as the CLI tools spell them (fp4-quant --scheme,
+# fp4-quantize{scheme=...}); "macro" is the older alias of "mxfp4_macro".
+SCHEMES = {"mxfp4": 0, "nvfp4": 1, "hif4": 2, "mxfp4_macro": 3}
+SCHEME_ALIASES = {"macro": "mxfp4_macro"}
 SCALE_ROUNDING = {"floor": 0, "ceil": 1, "even": 2, "rceil": 3}
 ELEMENT_ROUNDING = {"nearest_even": 0, "rne": 0, "half_away": 1,
                     "stochastic": 2}
+
+
+def canonical_scheme(scheme):
+    """The CLI name of `scheme` ("macro" -> "mxfp4_macro"); a ValueError
+    listing the valid names for anything else."""
+    if isinstance(scheme, str):
+        name = SCHEME_ALIASES.get(scheme, scheme)
+        if name in SCHEMES:
+            return name
+    raise ValueError(f"unknown scheme {scheme!r}; valid schemes: "
+                     f"{', '.join(SCHEMES)} (alias: macro = mxfp4_macro)")
+
+
+def _option(table, what, value):
+    try:
+        return table[value]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown {what} {value!r}; valid values: "
+                         f"{', '.join(table)}") from None
+
+
+def axis_multiple(scheme, block_size=32, macro_block=256, **_options):
+    """What the length of the quantized axis must be a multiple of."""
+    scheme = canonical_scheme(scheme)
+    return {"mxfp4": block_size, "nvfp4": 16, "hif4": 64,
+            "mxfp4_macro": macro_block or 32}[scheme]
 
 
 @dataclass
@@ -47,12 +76,15 @@ def make_params(scheme, block_size=32, scale_rounding="floor",
     """Build the C parameter struct. index_strides=(row, col) sets the
     stochastic-rounding index of element (r, c) to
     index_base + r*row + c*col (default: the row-major index)."""
+    scheme = canonical_scheme(scheme)
+    scale_rounding = _option(SCALE_ROUNDING, "scale_rounding", scale_rounding)
+    rounding = _option(ELEMENT_ROUNDING, "rounding", rounding)
     lib = _lib.load_numerics()
     p = _lib.SchemeParams()
     lib.fp4SchemeParamsInit(ctypes.byref(p), SCHEMES[scheme])
     p.blockSize = block_size
-    p.scaleRounding = SCALE_ROUNDING[scale_rounding]
-    p.elementRounding = ELEMENT_ROUNDING[rounding]
+    p.scaleRounding = scale_rounding
+    p.elementRounding = rounding
     p.seed = seed & 0xFFFFFFFF
     p.fourOverSix = int(bool(four_over_six))
     p.tile2d = int(bool(tile2d))
@@ -82,6 +114,7 @@ def _sizes(params, rows, cols):
 
 def quantize(x, scheme="mxfp4", **options):
     """Quantize `x` along its last axis. Options: see make_params."""
+    scheme = canonical_scheme(scheme)
     x = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
     if x.ndim == 0:
         raise ValueError("quantize needs at least one axis")
@@ -132,6 +165,26 @@ def dequantize(q):
         _ptr(ts, ctypes.c_float), rows, cols, _ptr(out, ctypes.c_float))
     if rc:
         raise ValueError("fp4ReferenceDequantize rejected the arguments")
+    return out
+
+
+def components(q):
+    """The docs/ABI.md component arrays of `q` by name, in order, each as
+    (safetensors TensorSpec dtype, numpy array): codes, scales (E8M0 /
+    E4M3 bytes), tensor_scale (NVFP4's f32 decode scale, rank 0), metadata
+    (HiF4), factors (macro-block bf16 bits)."""
+    scheme = canonical_scheme(q.scheme)
+    out = {"codes": ("uint8", q.codes)}
+    if scheme == "hif4":
+        out["metadata"] = ("uint32", q.scales)
+        return out
+    out["scales"] = ("float8_e4m3fn" if scheme == "nvfp4" else "uint8",
+                     q.scales)
+    if scheme == "nvfp4":
+        out["tensor_scale"] = ("float32",
+                               np.array(q.tensor_scale, dtype=np.float32))
+    if scheme == "mxfp4_macro":
+        out["factors"] = ("bfloat16", q.aux)
     return out
 
 
@@ -259,7 +312,8 @@ def hadamard_signs(seed, size):
 
 GRIDS = {"e2m1": 0, "hif4": 1}
 # The finest scale block each scheme's decomposition uses.
-DECOMPOSITION_BLOCK = {"mxfp4": None, "nvfp4": 16, "hif4": 4, "macro": 32}
+DECOMPOSITION_BLOCK = {"mxfp4": None, "nvfp4": 16, "hif4": 4,
+                       "mxfp4_macro": 32, "macro": 32}
 
 
 class _ErrorStats(ctypes.Structure):
