@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Installs everything a fresh Debian 12 machine needs to build and test
 # fp4-mlir: LLVM/MLIR 22 from Debian's packages, a build system, GoogleTest,
-# and the Python packages the tests and examples use.
+# and the Python packages the tests and examples use. libclang-rt-22-dev
+# holds the sanitizer and libFuzzer runtimes (scripts/run_sanitizers.sh).
 set -euo pipefail
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 APT_PACKAGES=(llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22
+APT_PACKAGES=(llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22
               lld-22 ninja-build cmake libgtest-dev python3 python3-pip python3-venv
-              binutils)
+              binutils libclang-rt-22-dev)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
