@@ -9,7 +9,6 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 APT_PACKAGES=(llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22
-APT_PACKAGES=(llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22
               lld-22 ninja-build cmake libgtest-dev python3 python3-pip python3-venv
               binutils libclang-rt-22-dev)
 missing=()
