@@ -6,12 +6,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp4/InitAll.h"
+#include "fp4/Version.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/CommandLine.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
@@ -22,6 +24,8 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::fp4::registerAllDialects(registry);
   mlir::fp4::registerAllPasses();
+  // `--version` names fp4-mlir's version under LLVM's own lines.
+  llvm::cl::AddExtraVersionPrinter(mlir::fp4::printFP4Version);
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "fp4 optimizer driver\n", registry));
 }

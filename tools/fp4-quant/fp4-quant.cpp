@@ -18,6 +18,7 @@
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
 #include "fp4/InitAll.h"
 #include "fp4/Pipelines/Pipelines.h"
+#include "fp4/Version.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -521,6 +522,7 @@ int main(int argc, char **argv) {
   registerAllPasses();
   fp4::registerAllPasses();
   cl::HideUnrelatedOptions(toolCategory);
+  cl::AddExtraVersionPrinter(fp4::printFP4Version);
   cl::ParseCommandLineOptions(
       argc, argv,
       "fp4-quant: quantize a raw [rows, cols] tensor along its last axis with "
