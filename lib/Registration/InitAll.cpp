@@ -29,6 +29,7 @@ void mlir::fp4::registerAllPasses() {
   registerConvertFP4ToLinalg();
   registerConvertFP4ToGPU();
   registerFP4ExportGPUKernels();
+  registerFP4CheckCUDAToolkit();
   registerFP4MaterializeGPULaunches();
   registerFP4Pipelines();
 }
