@@ -8,7 +8,8 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 APT_PACKAGES=(llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22
-              lld-22 ninja-build cmake libgtest-dev python3 python3-pip)
+              lld-22 ninja-build cmake libgtest-dev python3 python3-pip
+              python3-venv)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -20,8 +21,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 PY=${PYTHON:-python3}
-PIP_PACKAGES=(numpy ml_dtypes pytest lit matplotlib)
-if ! "$PY" -c "import numpy, ml_dtypes, pytest, matplotlib" 2>/dev/null; then
+# scikit-build-core: the build backend of `pip install .` (pyproject.toml),
+# here so the pip route works without build isolation (offline) and
+# test/python/test_pip_install.py can run.
+PIP_PACKAGES=(numpy ml_dtypes pytest lit matplotlib scikit-build-core)
+if ! "$PY" -c "import numpy, ml_dtypes, pytest, matplotlib, scikit_build_core" 2>/dev/null; then
   echo "[deps] pip install ${PIP_PACKAGES[*]}"
   "$PY" -m pip install -q "${PIP_PACKAGES[@]}" 2>/dev/null ||
     "$PY" -m pip install -q --break-system-packages "${PIP_PACKAGES[@]}"
