@@ -10,6 +10,11 @@
 // RUN: llvm-readelf --dynamic %fp4_plugin | FileCheck %s --check-prefix=ELF
 // ELF-DAG: (NEEDED) Shared library: [libMLIR.so.22.1]
 // ELF-DAG: (NEEDED) Shared library: [libLLVM.so.22.1]
+// It exports both entry points and defines no MLIR core code of its own.
+// RUN: llvm-nm -D --defined-only %fp4_plugin | FileCheck %s --check-prefix=ENTRY
+// ENTRY-DAG: mlirGetDialectPluginInfo
+// ENTRY-DAG: mlirGetPassPluginInfo
+// RUN: llvm-nm --defined-only --demangle %fp4_plugin | not grep -E "mlir::(MLIRContext::MLIRContext|PassManager::run)\("
 
 // CHECK-LABEL: func.func @roundtrip
 // CHECK-SAME: !fp4.tensor<4x64xf4E2M1FN, #fp4.mxfp4, axis = 1>
