@@ -81,8 +81,9 @@ struct CheckCUDAToolkitPass
     Location loc = module.getLoc();
 
     // Kernels calling CUDA's math library (__nv_fabsf, ...) link libdevice
-    // from the toolkit in every format; upstream only warns (as an error
-    // diagnostic, with the module attached) and emits unresolved calls.
+    // from the toolkit in every format. Without it the serializer prints an
+    // error with the module attached and still succeeds, leaving the calls
+    // unresolved in the PTX: a failure that only shows when it is loaded.
     if (std::optional<StringRef> callee = findLibDeviceCall(module)) {
       SmallString<128> libdevice(toolkit.path);
       llvm::sys::path::append(libdevice, "nvvm", "libdevice",
