@@ -24,8 +24,11 @@ fi
 PY=${PYTHON:-python3}
 # safetensors: the checkpoint tests write and read checkpoints with it, the
 # reference implementation fp4-quant's own parser is checked against.
-PIP_PACKAGES=(numpy ml_dtypes pytest lit matplotlib safetensors)
-if ! "$PY" -c "import numpy, ml_dtypes, pytest, matplotlib, safetensors" 2>/dev/null; then
+# scikit-build-core: the build backend of `pip install .` (pyproject.toml),
+# here so the pip route works without build isolation (offline) and
+# test/python/test_pip_install.py can run.
+PIP_PACKAGES=(numpy ml_dtypes pytest lit matplotlib safetensors scikit-build-core)
+if ! "$PY" -c "import numpy, ml_dtypes, pytest, matplotlib, safetensors, scikit_build_core" 2>/dev/null; then
   echo "[deps] pip install ${PIP_PACKAGES[*]}"
   "$PY" -m pip install -q "${PIP_PACKAGES[@]}" 2>/dev/null ||
     "$PY" -m pip install -q --break-system-packages "${PIP_PACKAGES[@]}"

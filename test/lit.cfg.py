@@ -35,6 +35,11 @@ try:
     config.available_features.add("cuda-driver")
 except OSError:
     pass
+# Upstream mlir-opt (not fp4-opt) and the plugin that teaches it fp4
+# (test/Plugin).
+config.substitutions.append(
+    ("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
+config.substitutions.append(("%fp4_plugin", config.fp4_plugin))
 runner_libs = ",".join(
     os.path.join(config.mlir_lib_dir, lib)
     for lib in ("libmlir_c_runner_utils.so", "libmlir_runner_utils.so"))

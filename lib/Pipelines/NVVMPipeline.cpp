@@ -10,12 +10,15 @@
 //    is rejected for sm_90, toolchain.md);
 //  * the chip is validated by convert-fp4-to-gpu before any NVVM pass runs,
 //    so an unsupported chip is a diagnostic, not an LLVM crash;
-//  * the output is reproducible: no compile times unless keep-compile-times.
+//  * the output is reproducible: no compile times unless keep-compile-times;
+//  * a missing ptxas is one line from fp4-check-cuda-toolkit, not the
+//    serializer's error with the whole kernel module attached.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fp4/Pipelines/Pipelines.h"
 
+#include "fp4/Conversion/FP4ToGPU/CUDAToolkit.h"
 #include "fp4/Conversion/Passes.h"
 #include "fp4/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"
@@ -104,9 +107,16 @@ void mlir::fp4::buildFP4NVVMPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
+  // The toolkit is resolved here, not left to gpu-module-to-binary, so the
+  // check and the serializer look in the same place.
+  std::string toolkit = resolveCUDAToolkitPath(options.cudaPath).path;
+  FP4CheckCUDAToolkitOptions check;
+  check.format = options.format;
+  check.cudaPath = options.cudaPath;
+  pm.addPass(createFP4CheckCUDAToolkit(check));
   GpuModuleToBinaryPassOptions toBinary;
   toBinary.compilationTarget = options.format;
-  toBinary.toolkitPath = options.cudaPath;
+  toBinary.toolkitPath = toolkit;
   pm.addPass(createGpuModuleToBinaryPass(toBinary));
   // Canonical constant globals and no compile times in the gpu.object
   // properties: the same input gives the same bytes.

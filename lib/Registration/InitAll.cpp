@@ -30,6 +30,7 @@ void mlir::fp4::registerAllPasses() {
   registerConvertFP4ToLinalg();
   registerConvertFP4ToGPU();
   registerFP4ExportGPUKernels();
+  registerFP4CheckCUDAToolkit();
   registerFP4MaterializeGPULaunches();
   registerFP4ReproducibleOutput();
   registerFP4Pipelines();

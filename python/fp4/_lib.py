@@ -1,8 +1,9 @@
 """Locate and load libFP4CAPI.so and declare the C signatures (ctypes).
 
-Search order: $FP4_LIB_DIR, $FP4_BUILD_DIR/lib, ../../lib relative to this
-package (the install layout), then ../../build/lib, then every
-../../build*/lib directory (newest library first).
+Search order: $FP4_LIB_DIR, $FP4_BUILD_DIR/lib, lib/ inside this package
+(the wheel, `pip install .`), ../../lib relative to this package (the
+`cmake --install` layout), then ../../build/lib, then every ../../build*/lib
+directory (newest library first).
 
 The reference quantizers (fp4.reference) only need the numerics entry
 points, which libFP4Reference.so also exports without MLIR: load_numerics()
@@ -46,7 +47,9 @@ def _candidates(name=_LIB_NAME):
     build = os.environ.get("FP4_BUILD_DIR")
     if build:
         yield os.path.join(build, "lib", name)
-    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    here = os.path.dirname(os.path.abspath(__file__))
+    yield os.path.join(here, "lib", name)
+    root = os.path.abspath(os.path.join(here, "..", ".."))
     # Installed layout: <prefix>/python/fp4 next to <prefix>/lib.
     yield os.path.join(root, "lib", name)
     yield os.path.join(root, "build", "lib", name)

@@ -66,8 +66,9 @@ class CompileError(RuntimeError):
 
 
 def find_fp4_opt(explicit=None):
-    """fp4-opt: `explicit`, $FP4_OPT, $FP4_BUILD_DIR/bin, PATH, then the
-    repository's build/bin. Raises FileNotFoundError."""
+    """fp4-opt: `explicit`, $FP4_OPT, $FP4_BUILD_DIR/bin, the package's own
+    bin/ (`pip install .`), PATH, then the repository's build/bin. Raises
+    FileNotFoundError."""
     if explicit:
         path = shutil.which(explicit) if os.sep not in explicit else explicit
         if path and os.path.isfile(path) and os.access(path, os.X_OK):
@@ -77,6 +78,8 @@ def find_fp4_opt(explicit=None):
     build = os.environ.get("FP4_BUILD_DIR")
     if build:
         candidates.append(os.path.join(build, "bin", "fp4-opt"))
+    candidates.append(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                   "bin", "fp4-opt"))
     candidates.append(shutil.which("fp4-opt"))
     root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
     candidates.append(os.path.join(root, "build", "bin", "fp4-opt"))

@@ -7,12 +7,14 @@
 
 #include "PassOptionCheck.h"
 #include "fp4/InitAll.h"
+#include "fp4/Version.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/CommandLine.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
@@ -23,6 +25,8 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::fp4::registerAllDialects(registry);
   mlir::fp4::registerAllPasses();
+  // `--version` names fp4-mlir's version under LLVM's own lines.
+  llvm::cl::AddExtraVersionPrinter(mlir::fp4::printFP4Version);
   if (!fp4opt::checkPassOptionFlags(argc, argv))
     return 1;
   return mlir::asMainReturnCode(

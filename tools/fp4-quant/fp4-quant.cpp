@@ -20,6 +20,7 @@
 
 #include "fp4/Dialect/FP4/IR/FP4Dialect.h"
 #include "fp4/InitAll.h"
+#include "fp4/Version.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -308,6 +309,7 @@ int main(int argc, char **argv) {
   registerAllPasses();
   fp4::registerAllPasses();
   cl::HideUnrelatedOptions(toolCategory);
+  cl::AddExtraVersionPrinter(fp4::printFP4Version);
   cl::ParseCommandLineOptions(
       argc, argv,
       "fp4-quant: quantize a raw [rows, cols] tensor, or the weights of a "

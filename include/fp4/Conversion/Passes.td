@@ -176,4 +176,29 @@ def FP4ExportGPUKernels : Pass<"fp4-export-gpu-kernels", "::mlir::ModuleOp"> {
   ];
 }
 
+def FP4CheckCUDAToolkit : Pass<"fp4-check-cuda-toolkit", "::mlir::ModuleOp"> {
+  let summary = "Report a missing ptxas, fatbinary or libdevice in one line";
+  let description = [{
+    `gpu-module-to-binary` with `format=bin` runs `ptxas` (and `fatbinary`
+    for `format=fatbin`) from `<toolkit>/bin`, else from `PATH`, and links
+    `<toolkit>/nvvm/libdevice/libdevice.10.bc` into kernels that call CUDA's
+    math functions (`__nv_*`) in every format. Without them it reports an
+    error that prints the whole kernel module (for a missing libdevice it
+    even continues, leaving unresolved calls in the PTX).
+    `fp4-pipeline-nvvm` runs this pass just before it: when the module has a
+    `gpu.module` and something it needs is missing, it emits one error
+    naming the tool or file, where it was looked for (and whether
+    `cuda-path`, `$CUDA_ROOT`, `$CUDA_HOME`, `$CUDA_PATH` or the default
+    `/usr/local/cuda` chose the toolkit) and how to point at a toolkit. The
+    IR is not changed.
+  }];
+  let options = [
+    Option<"format", "format", "std::string", /*default=*/"\"bin\"",
+           "Kernel image format of gpu-module-to-binary: isa, bin or fatbin">,
+    Option<"cudaPath", "cuda-path", "std::string", /*default=*/"\"\"",
+           "CUDA toolkit directory (empty: $CUDA_ROOT, $CUDA_HOME, "
+           "$CUDA_PATH, then /usr/local/cuda)">
+  ];
+}
+
 #endif // FP4_CONVERSION_PASSES_TD

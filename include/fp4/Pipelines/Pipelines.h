@@ -49,8 +49,10 @@ struct FP4NVVMPipelineOptions
       llvm::cl::init("")};
   PassOptions::Option<std::string> cudaPath{
       *this, "cuda-path",
-      llvm::cl::desc("CUDA toolkit for ptxas / fatbinary (format=bin|fatbin)"),
-      llvm::cl::init("/usr/local/cuda")};
+      llvm::cl::desc("CUDA toolkit for ptxas / fatbinary (format=bin|fatbin); "
+                     "empty: $CUDA_ROOT, $CUDA_HOME, $CUDA_PATH, then "
+                     "/usr/local/cuda (PATH if DIR/bin lacks the tool)"),
+      llvm::cl::init("")};
   PassOptions::Option<int> optLevel{
       *this, "opt-level", llvm::cl::desc("NVPTX optimization level (0-3)"),
       llvm::cl::init(3)};

@@ -7,6 +7,10 @@
 // RUN: FileCheck %s --check-prefix=PTX --input-file=%t/fp4_kernels.ptx
 // RUN: %ptxas -arch=sm_90 -v %t/fp4_kernels.ptx -o %t/k.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90 format=bin cuda-path=%cuda_toolkit" | FileCheck %s --check-prefix=BIN
+// ptxas on PATH is enough when the toolkit directory lacks it (the check of
+// missing-toolkit.mlir and the serializer both fall back to PATH).
+// RUN: mkdir -p %t/empty %t/path && ln -sf %ptxas %t/path/ptxas
+// RUN: env CUDA_ROOT=%t/empty PATH=%t/path fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90 format=bin" | FileCheck %s --check-prefix=BIN
 
 // The host code: an llvm.func per function, the launch function calling the
 // kernel of the embedded binary; no gpu/memref/fp4 ops are left.

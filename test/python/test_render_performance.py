@@ -1,0 +1,88 @@
+"""bench/render_performance.py renders the tables and the roofline figure
+(docs/performance.png) from a gpu_bench.json without a GPU."""
+import json
+import pathlib
+import struct
+import subprocess
+import sys
+import zlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "bench" / "render_performance.py"
+COMMITTED = ROOT / "bench" / "results" / "gpu_bench_call12.json"
+
+# The gpu_bench.py schema, two matmul shapes (one with peers) and a quantizer.
+SMALL = {
+    "gpu": "test GPU", "copy_TBps": 4.0,
+    "rows": [
+        {"case": "mm_m1_n4096_k4096", "kind": "matmul", "variant": "decode_w4a16",
+         "us": 8.0, "bytes": 8.4e6, "floor_us": 2.1, "m": 1, "n": 4096,
+         "k": 4096, "tflops": 4.2, "cublas_graph_us": 14.5,
+         "peers": {"bf16_us": 18.6, "triton_dot_scaled_us": 23.2,
+                   "int4_tinygemm_us": 11.1}},
+        {"case": "w4a4_m4096_n4096_k4096", "kind": "matmul",
+         "variant": "prefill_w4a4_smem", "us": 514.4, "floor_us": 19.9,
+         "m": 4096, "n": 4096, "k": 4096, "tflops": 267.0},
+        {"case": "q_4096x4096", "kind": "quantize", "variant": "quantize_mxfp4",
+         "us": 19.8, "bytes": 42.5e6, "tbps": 2.15, "pct_copy": 50.0},
+    ],
+}
+
+
+def check_png(path):
+    """A PNG whose chunks all pass their CRC, with a non-empty image."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG signature"
+    pos, chunks = 8, []
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        (crc,) = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])
+        assert zlib.crc32(kind + body) == crc, f"bad CRC in {kind} chunk"
+        chunks.append((kind, body))
+        pos += 12 + length
+    assert chunks[0][0] == b"IHDR" and chunks[-1][0] == b"IEND"
+    width, height = struct.unpack(">II", chunks[0][1][:8])
+    assert width >= 400 and height >= 200
+    assert any(kind == b"IDAT" for kind, _ in chunks)
+
+
+def render(json_path, png, *extra):
+    return subprocess.run([sys.executable, str(SCRIPT), str(json_path),
+                           *extra, "--plot", str(png)],
+                          capture_output=True, text=True, check=True).stdout
+
+
+def test_small_json_renders_tables_and_png(tmp_path):
+    src = tmp_path / "gpu_bench.json"
+    src.write_text(json.dumps(SMALL))
+    png = tmp_path / "out" / "performance.png"
+    png.parent.mkdir()
+    text = render(src, png)
+    check_png(png)
+    assert "| mm_m1_n4096_k4096 (1x4096x4096) | decode_w4a16 | 8.0 | 2.1 |" in text
+    # best peer / ours: torch int4 11.1 us against 8.0 us.
+    assert "| 1.39x | 4 |" in text
+    assert "| q_4096x4096 | quantize_mxfp4 | 19.8 | 42.5 MB | 2.15 | 50% |" in text
+
+
+def test_committed_run_renders(tmp_path):
+    """docs/performance.png's source: the reconstructed call-12 JSON says
+    where its numbers come from and renders."""
+    data = json.loads(COMMITTED.read_text())
+    assert "docs/Performance.md" in data["source"]
+    png = tmp_path / "performance.png"
+    text = render(COMMITTED, png)
+    check_png(png)
+    assert "4096x4096x4096" in text
+    check_png(ROOT / "docs" / "performance.png")
+
+
+def test_no_matmul_rows_is_an_error(tmp_path):
+    src = tmp_path / "gpu_bench.json"
+    src.write_text(json.dumps({**SMALL, "rows": SMALL["rows"][2:]}))
+    proc = subprocess.run([sys.executable, str(SCRIPT), str(src), "--plot",
+                           str(tmp_path / "p.png")], capture_output=True,
+                          text=True)
+    assert proc.returncode != 0
+    assert "no matmul rows to plot" in proc.stderr
