@@ -1,3 +1,6 @@
+// The plugin is loaded by upstream mlir-opt, which carries no sanitizer
+// runtime: not in the ASan + UBSan build.
+// UNSUPPORTED: sanitized
 // A stock mlir-opt parses and prints fp4 IR once lib/FP4Plugin.so is loaded
 // as a dialect plugin; without it the same input is rejected.
 // RUN: %mlir_opt --load-dialect-plugin=%fp4_plugin %s \

@@ -1,3 +1,6 @@
+// The plugin is loaded by upstream mlir-opt, which carries no sanitizer
+// runtime: not in the ASan + UBSan build.
+// UNSUPPORTED: sanitized
 // A stock mlir-opt runs the fp4 passes and pipelines from lib/FP4Plugin.so
 // (one library for both flags). Passes go in --pass-pipeline / -p: mlir-opt
 // builds its pass flags before it loads plugins, so `-fp4-quantize` as a flag

@@ -98,8 +98,10 @@ def load_seeds(root):
 
 def _limits(memory_mb):
     def apply():
-        limit = memory_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        # 0: no address-space limit (ASan reserves terabytes of shadow).
+        if memory_mb:
+            limit = memory_mb * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         os.setsid()  # a timeout kills the whole group
     return apply

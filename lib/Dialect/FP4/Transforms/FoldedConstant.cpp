@@ -50,7 +50,10 @@ void mlir::fp4::detail::storeFloatElements(Type elementType,
                                            MutableArrayRef<char> bytes) {
   char *data = bytes.data();
   if (elementType.isF32()) {
-    std::memcpy(data, values.data(), values.size() * sizeof(float));
+    // An empty constant has no buffer: memcpy needs valid pointers even for
+    // zero bytes (UBSan, tests with K = 0).
+    if (!values.empty())
+      std::memcpy(data, values.data(), values.size() * sizeof(float));
     return;
   }
   constexpr numerics::ScalarOps ops{};
