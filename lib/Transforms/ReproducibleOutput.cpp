@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp4/Transforms/Passes.h"
+#include "fp4/Transforms/PassStatistics.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -145,7 +146,8 @@ struct FP4ReproducibleOutputPass final
       StringAttr from = SymbolTable::getSymbolName(op);
       StringAttr to = StringAttr::get(context, name);
       if (from != to)
-        ++numRenamed;
+        fp4::addToStatistic(*this, numRenamed, "renamed-globals",
+                            "Constant globals given their canonical name");
       if (Operation *clash = SymbolTable::lookupSymbolIn(module, to);
           clash && clash != op)
         return clash->emitError("fp4-reproducible-output: @")
@@ -190,7 +192,10 @@ struct FP4ReproducibleOutputPass final
         SmallVector<NamedAttribute> kept;
         for (NamedAttribute property : properties)
           if (property.getName().getValue().ends_with("TimeInMs"))
-            ++numTimesRemoved;
+            fp4::addToStatistic(*this, numTimesRemoved,
+                                "removed-compile-times",
+                                "Compile-time properties removed from "
+                                "gpu.object attributes");
           else
             kept.push_back(property);
         if (kept.size() == properties.size()) {

@@ -6,7 +6,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "PassOptionCheck.h"
+#include "PassStatisticsFlag.h"
 #include "fp4/InitAll.h"
+#include "fp4/Transforms/PassStatistics.h"
 #include "fp4/Version.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -29,6 +31,15 @@ int main(int argc, char **argv) {
   llvm::cl::AddExtraVersionPrinter(mlir::fp4::printFP4Version);
   if (!fp4opt::checkPassOptionFlags(argc, argv))
     return 1;
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "fp4 optimizer driver\n", registry));
+  auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
+      argc, argv, "fp4 optimizer driver\n", registry);
+  // -mlir-pass-statistics: with an MLIR built without statistics (Debian's)
+  // MLIR's own report has no counters, so fp4-opt prints fp4's record in its
+  // place (same list format, on stderr, after the pipeline).
+  bool fp4Statistics = fp4opt::takeOverPassStatistics();
+  mlir::LogicalResult result =
+      mlir::MlirOptMain(argc, argv, inputFilename, outputFilename, registry);
+  if (fp4Statistics)
+    mlir::fp4::printStatisticsRecord(llvm::errs());
+  return mlir::asMainReturnCode(result);
 }
