@@ -36,7 +36,11 @@ ThreadPerItem mlir::fp4::createThreadPerItemKernel(
                                         gid, indexConst(builder, loc, items));
   auto ifOp = scf::IfOp::create(builder, loc, inRange, /*withElseRegion=*/false);
   builder.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  result.gid = gid;
+  // Clamped as well, so that every address is in bounds for all threads
+  // even where a consumer evaluates the masked region (the CPU kernel
+  // interpreter of the tests runs all threads in lockstep).
+  result.gid = arith::MinUIOp::create(builder, loc, gid,
+                                      indexConst(builder, loc, items - 1));
   return result;
 }
 
