@@ -66,10 +66,8 @@ FailureOr<KernelPlan> mlir::fp4::buildBlockTopKKernel(
   Value rest = residual ? Value() : args[1];
   Value values = args[args.size() - 2], indices = args.back();
 
-  Value row = arith::DivUIOp::create(b, loc, kernel.gid,
-                                     indexConst(b, loc, blocksPerRow));
-  Value block = arith::RemUIOp::create(b, loc, kernel.gid,
-                                       indexConst(b, loc, blocksPerRow));
+  Value row, block;
+  std::tie(row, block) = splitItem(b, loc, kernel.gid, blocksPerRow);
   Value base =
       arith::MulIOp::create(b, loc, block, indexConst(b, loc, spec.blockSize));
   // The selection key of in-block element i: x, or its residual.

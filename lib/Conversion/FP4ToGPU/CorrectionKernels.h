@@ -14,6 +14,9 @@
 
 #include "fp4/Conversion/FP4ToGPU/KernelBuilders.h"
 
+#include <tuple>
+#include <utility>
+
 namespace mlir::fp4 {
 
 /// fp4.split_outliers (quantized null) or fp4.residual (quantized set) of a
@@ -104,11 +107,15 @@ FailureOr<KernelPlan> buildDensifyKernel(OpBuilder &builder, Location loc,
                                          const DensifyKernelSpec &spec,
                                          std::string &reason);
 
-/// result = round(f32(acc) + product) elementwise on [rows, cols]; the
-/// product is f32. Arguments: acc, product, result.
+/// result = round(f32(acc) + product) elementwise on [rows, cols] (without
+/// acc: round(product)); the product is f32, [rows, cols] or, transposed,
+/// [cols, rows]. Arguments: [acc], product, result.
 struct AccumulateKernelSpec {
   int64_t rows = 0, cols = 0;
-  Type accElementType, resultElementType;
+  bool transposedProduct = false;
+  /// Null without acc.
+  Type accElementType;
+  Type resultElementType;
   SmallVector<KernelArg> args;
 };
 FailureOr<KernelPlan> buildAccumulateKernel(OpBuilder &builder, Location loc,
@@ -128,6 +135,10 @@ ThreadPerItem createThreadPerItemKernel(OpBuilder &builder, Location loc,
                                         gpu::GPUModuleOp module, StringRef name,
                                         ArrayRef<KernelArg> args, int64_t items,
                                         StringRef variant);
+
+/// (gid / cols, gid mod cols): the row and column of flat item `gid`.
+std::pair<Value, Value> splitItem(OpBuilder &b, Location loc, Value gid,
+                                  int64_t cols);
 
 /// memref.load of a float element, extended exactly to f32.
 Value loadAsF32(OpBuilder &b, Location loc, Value memref, ValueRange indices);

@@ -113,8 +113,8 @@ FailureOr<KernelPlan> mlir::fp4::buildCorrectionProductKernel(
   OperandReader lhs{spec.lhs, args.take_front(spec.lhs.numArgs())};
   OperandReader rhs{spec.rhs,
                     args.slice(spec.lhs.numArgs(), spec.rhs.numArgs())};
-  Value m = arith::DivUIOp::create(b, loc, kernel.gid, indexConst(b, loc, spec.n));
-  Value n = arith::RemUIOp::create(b, loc, kernel.gid, indexConst(b, loc, spec.n));
+  Value m, n;
+  std::tie(m, n) = splitItem(b, loc, kernel.gid, spec.n);
   Value init = spec.accElementType
                    ? loadAsF32(b, loc, args[args.size() - 2], {m, n})
                    : arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f))

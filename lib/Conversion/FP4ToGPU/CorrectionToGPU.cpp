@@ -15,6 +15,8 @@
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <type_traits>
+
 using namespace mlir;
 using namespace mlir::fp4;
 
@@ -69,6 +71,21 @@ struct CorrectionPattern : public OpRewritePattern<OpTy> {
     return hooks.emitHost(rewriter, op, *plan, args, inputs, outputs);
   }
 
+  /// launch(), then replaces the op by the outputs.
+  template <typename BuildFn>
+  LogicalResult
+  replaceWithLaunch(OpTy op, PatternRewriter &rewriter, StringRef stem,
+                    ArrayRef<KernelArg> args, ArrayRef<Value> inputs,
+                    ArrayRef<std::pair<std::string, RankedTensorType>> outputs,
+                    BuildFn build) const {
+    FailureOr<SmallVector<Value>> results =
+        launch(op, rewriter, stem, args, inputs, outputs, build);
+    if (failed(results))
+      return failure();
+    rewriter.replaceOp(op, *results);
+    return success();
+  }
+
   /// Appends `value`'s arguments as inputs.
   SmallVector<Value> input(PatternRewriter &rewriter, Location loc, Value value,
                            StringRef name, SmallVector<KernelArg> &args) const {
@@ -86,78 +103,47 @@ void addOutput(SmallVector<KernelArg> &args,
   outputs.push_back({name.str(), cast<RankedTensorType>(type)});
 }
 
-struct SplitOutliersToGPU : public CorrectionPattern<SplitOutliersOp> {
-  using CorrectionPattern::CorrectionPattern;
-  LogicalResult matchAndRewrite(SplitOutliersOp op,
-                                PatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(op.getInput().getType());
-    if (!isStaticRank(type, 2))
-      return decline(op, rewriter,
-                     "the GPU outlier split needs a static, non-empty rank-2 "
-                     "input");
-    BlockTopKKernelSpec spec;
-    spec.rows = type.getDimSize(0);
-    spec.cols = type.getDimSize(1);
-    spec.blockSize = op.getBlockSize();
-    spec.k = op.getK();
-    spec.inputElementType = type.getElementType();
-    spec.valuesElementType = op.getValues().getType().getElementType();
-    Location loc = op.getLoc();
-    SmallVector<Value> inputs =
-        input(rewriter, loc, op.getInput(), "input", spec.args);
-    SmallVector<std::pair<std::string, RankedTensorType>> outputs;
-    addOutput(spec.args, outputs, "rest", op.getRest().getType());
-    addOutput(spec.args, outputs, "values", op.getValues().getType());
-    addOutput(spec.args, outputs, "indices", op.getIndices().getType());
-    FailureOr<SmallVector<Value>> results = launch(
-        op, rewriter, "fp4_split_outliers", spec.args, inputs, outputs,
-        [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
-          return buildBlockTopKKernel(rewriter, loc, module, name, spec,
-                                      reason);
-        });
-    if (failed(results))
-      return failure();
-    rewriter.replaceOp(op, *results);
-    return success();
-  }
-};
+/// fp4.split_outliers and fp4.residual: the block top-k kernel, on x or on
+/// its quantization residual.
+template <typename OpTy>
+struct BlockTopKToGPU : public CorrectionPattern<OpTy> {
+  using CorrectionPattern<OpTy>::CorrectionPattern;
+  static constexpr bool isResidual = std::is_same_v<OpTy, ResidualOp>;
 
-struct ResidualToGPU : public CorrectionPattern<ResidualOp> {
-  using CorrectionPattern::CorrectionPattern;
-  LogicalResult matchAndRewrite(ResidualOp op,
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getInput().getType());
-    auto quantized = cast<QuantizedTensorType>(op.getQuantized().getType());
-    if (!isStaticRank(type, 2) || quantized.getAxis() != 1)
-      return decline(op, rewriter,
-                     "the GPU residual needs a static, non-empty rank-2 input "
-                     "quantized along its last axis");
     BlockTopKKernelSpec spec;
+    if constexpr (isResidual)
+      spec.quantized = cast<QuantizedTensorType>(op.getQuantized().getType());
+    if (!isStaticRank(type, 2) || (spec.quantized && spec.quantized.getAxis() != 1))
+      return this->decline(op, rewriter,
+                           "the GPU block top-k needs a static, non-empty "
+                           "rank-2 input (quantized along its last axis)");
     spec.rows = type.getDimSize(0);
     spec.cols = type.getDimSize(1);
     spec.blockSize = op.getBlockSize();
     spec.k = op.getK();
     spec.inputElementType = type.getElementType();
     spec.valuesElementType = op.getValues().getType().getElementType();
-    spec.quantized = quantized;
     Location loc = op.getLoc();
     SmallVector<Value> inputs =
-        input(rewriter, loc, op.getInput(), "input", spec.args);
-    llvm::append_range(inputs, input(rewriter, loc, op.getQuantized(),
-                                     "quantized", spec.args));
+        this->input(rewriter, loc, op.getInput(), "input", spec.args);
     SmallVector<std::pair<std::string, RankedTensorType>> outputs;
+    if constexpr (isResidual)
+      llvm::append_range(inputs, this->input(rewriter, loc, op.getQuantized(),
+                                             "quantized", spec.args));
+    else
+      addOutput(spec.args, outputs, "rest", op.getRest().getType());
     addOutput(spec.args, outputs, "values", op.getValues().getType());
     addOutput(spec.args, outputs, "indices", op.getIndices().getType());
-    FailureOr<SmallVector<Value>> results = launch(
-        op, rewriter, "fp4_residual", spec.args, inputs, outputs,
+    return this->replaceWithLaunch(
+        op, rewriter, isResidual ? "fp4_residual" : "fp4_split_outliers",
+        spec.args, inputs, outputs,
         [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
           return buildBlockTopKKernel(rewriter, loc, module, name, spec,
                                       reason);
         });
-    if (failed(results))
-      return failure();
-    rewriter.replaceOp(op, *results);
-    return success();
   }
 };
 
@@ -182,16 +168,12 @@ struct SplitChannelsToGPU : public CorrectionPattern<SplitChannelsOp> {
     SmallVector<std::pair<std::string, RankedTensorType>> outputs;
     addOutput(spec.args, outputs, "rest", op.getRest().getType());
     addOutput(spec.args, outputs, "gathered", op.getGathered().getType());
-    FailureOr<SmallVector<Value>> results = launch(
+    return replaceWithLaunch(
         op, rewriter, "fp4_split_channels", spec.args, inputs, outputs,
         [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
           return buildSplitChannelsKernel(rewriter, loc, module, name, spec,
                                           reason);
         });
-    if (failed(results))
-      return failure();
-    rewriter.replaceOp(op, *results);
-    return success();
   }
 };
 
@@ -223,23 +205,21 @@ struct RotateToGPU : public CorrectionPattern<RotateOp> {
         input(rewriter, loc, op.getInput(), "input", spec.args);
     SmallVector<std::pair<std::string, RankedTensorType>> outputs;
     addOutput(spec.args, outputs, "result", op.getResult().getType());
-    FailureOr<SmallVector<Value>> results = launch(
+    return replaceWithLaunch(
         op, rewriter, "fp4_rotate", spec.args, inputs, outputs,
         [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
           return buildRotateKernel(rewriter, loc, module, name, spec, reason);
         });
-    if (failed(results))
-      return failure();
-    rewriter.replaceOp(op, *results);
-    return success();
   }
 };
 
-/// A sparse lhs keeping at least this fraction of K goes through the
-/// W4A16 tensor-core families (densified) rather than the gather kernel:
-/// the gather reads one weight element per entry and thread, which costs
-/// more than streaming the whole weight once when entries are that dense
-/// (2:4 keeps 1/2; block top-2 of 32 keeps 1/16 and stays a gather).
+/// At decode sizes, a sparse lhs keeping at least this fraction of K goes
+/// through the W4A16 tensor-core families (densified) rather than the
+/// gather kernel: the gather reads one weight element per entry and
+/// thread, which costs more than streaming the whole weight once when
+/// entries are that dense (2:4 keeps 1/2; block top-2 of 32 keeps 1/16).
+/// At prefill sizes the tensor cores win for any density (measured on the
+/// H200: docs/GPU.md).
 constexpr int64_t kDenseRouteNumerator = 1, kDenseRouteDenominator = 4;
 
 struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
@@ -323,49 +303,58 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     SmallVector<std::pair<std::string, RankedTensorType>> outputs;
     addOutput(spec.args, outputs, "result", resultType);
     Location loc = op.getLoc();
-    FailureOr<SmallVector<Value>> results = launch(
+    return replaceWithLaunch(
         op, rewriter, "fp4_correction", spec.args, inputs, outputs,
         [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
           return buildCorrectionProductKernel(rewriter, loc, module, name,
                                               spec, reason);
         });
-    if (failed(results))
-      return failure();
-    rewriter.replaceOp(op, *results);
-    return success();
   }
 
-  /// sparse bf16 lhs (dense enough) x quantized rhs: densify, fp4.matmul
-  /// (converted by the matmul conversion to its tensor-core families), then
-  /// acc + product. Fails without touching the IR when it does not apply.
+  /// A bf16 sparse side against a quantized one on the tensor cores:
+  /// densify the sparse side, fp4.matmul (converted by the matmul
+  /// conversion to its W4A16 families), then acc + product. A sparse lhs
+  /// takes it when dense enough or at prefill sizes; a sparse rhs (weight
+  /// outliers against quantized activations) at prefill sizes, as the
+  /// transposed product dense(rhs) x lhs^T (the quantized lhs plays the
+  /// weight), which the accumulate kernel transposes back. Fails without
+  /// touching the IR when it does not apply.
   LogicalResult denseRoute(CorrectionMatmulOp op,
                            PatternRewriter &rewriter) const {
-    if (!op.isLhsSparse() || op.isRhsSparse())
+    if (op.isLhsSparse() == op.isRhsSparse())
       return failure();
-    auto rhsType = dyn_cast<QuantizedTensorType>(op.getRhs()[0].getType());
-    auto valuesType = cast<RankedTensorType>(op.getLhs()[0].getType());
-    int64_t blockSize = *op.getLhsBlockSize(),
+    bool lhsSparse = op.isLhsSparse();
+    ValueRange sparse = lhsSparse ? op.getLhs() : op.getRhs();
+    Value quantized = lhsSparse ? op.getRhs()[0] : op.getLhs()[0];
+    auto quantizedType = dyn_cast<QuantizedTensorType>(quantized.getType());
+    auto valuesType = cast<RankedTensorType>(sparse[0].getType());
+    int64_t blockSize =
+                *(lhsSparse ? op.getLhsBlockSize() : op.getRhsBlockSize()),
             k = valuesType.getShape().back();
-    if (!rhsType || rhsType.getAxis() != 1 || !valuesType.getElementType().isBF16() ||
-        k * kDenseRouteDenominator < blockSize * kDenseRouteNumerator)
+    RankedTensorType resultType = op.getResult().getType();
+    bool prefill = resultType.getDimSize(0) > hooks.options.decodeMaxM;
+    bool denseEnough =
+        k * kDenseRouteDenominator >= blockSize * kDenseRouteNumerator;
+    if (!quantizedType || quantizedType.getAxis() != 1 ||
+        !valuesType.getElementType().isBF16() ||
+        !(prefill || (lhsSparse && denseEnough)))
       return failure();
     Location loc = op.getLoc();
-    RankedTensorType resultType = op.getResult().getType();
-    SmallVector<int64_t> lhsShape = op.getLhsShape();
-    auto denseType = RankedTensorType::get(lhsShape, rewriter.getBF16Type());
+    SmallVector<int64_t> sparseShape =
+        lhsSparse ? op.getLhsShape() : op.getRhsShape();
+    auto denseType = RankedTensorType::get(sparseShape, rewriter.getBF16Type());
 
     DensifyKernelSpec densify;
-    densify.rows = lhsShape[0];
-    densify.cols = lhsShape[1];
+    densify.rows = sparseShape[0];
+    densify.cols = sparseShape[1];
     densify.blockSize = blockSize;
     densify.k = k;
     densify.valuesElementType = densify.resultElementType =
         rewriter.getBF16Type();
     SmallVector<Value> inputs =
-        input(rewriter, loc, op.getLhs()[0], "values", densify.args);
+        input(rewriter, loc, sparse[0], "values", densify.args);
     llvm::append_range(inputs,
-                       input(rewriter, loc, op.getLhs()[1], "indices",
-                             densify.args));
+                       input(rewriter, loc, sparse[1], "indices", densify.args));
     SmallVector<std::pair<std::string, RankedTensorType>> outputs;
     addOutput(densify.args, outputs, "result", denseType);
     FailureOr<SmallVector<Value>> dense = launch(
@@ -378,27 +367,32 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
       return failure();
 
     Value acc = op.getAcc();
-    Type productElement =
-        acc ? rewriter.getF32Type() : resultType.getElementType();
-    auto productType = RankedTensorType::get(resultType.getShape(),
-                                             productElement);
-    Value product = MatmulOp::create(rewriter, loc, productType,
-                                     dense->front(), op.getRhs()[0]);
-    if (!acc) {
-      rewriter.replaceOp(op, product);
+    if (lhsSparse && !acc) {
+      rewriter.replaceOp(op, MatmulOp::create(rewriter, loc, resultType,
+                                              dense->front(), quantized)
+                                 .getResult());
       return success();
     }
+    SmallVector<int64_t> productShape(resultType.getShape());
+    if (!lhsSparse)
+      std::swap(productShape[0], productShape[1]);
+    auto productType =
+        RankedTensorType::get(productShape, rewriter.getF32Type());
+    Value product = MatmulOp::create(rewriter, loc, productType,
+                                     dense->front(), quantized);
     AccumulateKernelSpec accumulate;
     accumulate.rows = resultType.getDimSize(0);
     accumulate.cols = resultType.getDimSize(1);
-    accumulate.accElementType = cast<RankedTensorType>(acc.getType())
-                                    .getElementType();
+    accumulate.transposedProduct = !lhsSparse;
     accumulate.resultElementType = resultType.getElementType();
-    SmallVector<Value> accInputs =
-        input(rewriter, loc, acc, "acc", accumulate.args);
-    llvm::append_range(accInputs,
-                       input(rewriter, loc, product, "product",
-                             accumulate.args));
+    SmallVector<Value> accInputs;
+    if (acc) {
+      accumulate.accElementType =
+          cast<RankedTensorType>(acc.getType()).getElementType();
+      accInputs = input(rewriter, loc, acc, "acc", accumulate.args);
+    }
+    llvm::append_range(accInputs, input(rewriter, loc, product, "product",
+                                        accumulate.args));
     SmallVector<std::pair<std::string, RankedTensorType>> accOutputs;
     addOutput(accumulate.args, accOutputs, "result", resultType);
     FailureOr<SmallVector<Value>> sum = launch(
@@ -419,7 +413,8 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
 
 void mlir::fp4::populateFP4CorrectionToGPUPatterns(
     RewritePatternSet &patterns, const FP4GPULaunchHooks &hooks) {
-  patterns.add<SplitOutliersToGPU, ResidualToGPU, SplitChannelsToGPU,
+  patterns.add<BlockTopKToGPU<SplitOutliersOp>, BlockTopKToGPU<ResidualOp>,
+               SplitChannelsToGPU,
                RotateToGPU, CorrectionMatmulToGPU>(patterns.getContext(),
                                                    hooks);
 }

@@ -1,9 +1,11 @@
 //===- DensifyKernel.cpp - block-sparse pair to a dense tensor ------------===//
 //
 // One thread per block: zeros, then each slot's value at its (clamped)
-// column. It lets a dense-enough sparse correction operand (the 2:4
-// residual keeps half of K) ride the tensor-core W4A16 matmul families
-// instead of the gather kernel; bf16 values are stored exactly.
+// column. It lets a sparse correction operand ride the tensor-core W4A16
+// matmul families instead of the gather kernel (CorrectionToGPU.cpp says
+// when); bf16 values are stored exactly. The accumulate kernel then adds
+// that product to the chain's accumulator (one f32 add, one rounding),
+// transposing it when the sparse side was the weight.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,10 +32,8 @@ FailureOr<KernelPlan> mlir::fp4::buildDensifyKernel(
       "densify");
   OpBuilder &b = builder;
   ValueRange args = kernel.launch.func.getBody().front().getArguments();
-  Value row = arith::DivUIOp::create(b, loc, kernel.gid,
-                                     indexConst(b, loc, blocksPerRow));
-  Value block = arith::RemUIOp::create(b, loc, kernel.gid,
-                                       indexConst(b, loc, blocksPerRow));
+  Value row, block;
+  std::tie(row, block) = splitItem(b, loc, kernel.gid, blocksPerRow);
   Value base =
       arith::MulIOp::create(b, loc, block, indexConst(b, loc, spec.blockSize));
   Value zero = arith::ConstantOp::create(
@@ -67,15 +67,19 @@ FailureOr<KernelPlan> mlir::fp4::buildAccumulateKernel(
                                 spec.rows * spec.cols, "accumulate");
   OpBuilder &b = builder;
   ValueRange args = kernel.launch.func.getBody().front().getArguments();
-  Value row =
-      arith::DivUIOp::create(b, loc, kernel.gid, indexConst(b, loc, spec.cols));
-  Value col =
-      arith::RemUIOp::create(b, loc, kernel.gid, indexConst(b, loc, spec.cols));
-  Value acc = loadAsF32(b, loc, args[0], {row, col});
-  Value product = loadAsF32(b, loc, args[1], {row, col});
-  Value sum = arith::AddFOp::create(b, loc, acc, product);
+  Value row, col;
+  std::tie(row, col) = splitItem(b, loc, kernel.gid, spec.cols);
+  bool hasAcc = static_cast<bool>(spec.accElementType);
+  Value product = loadAsF32(b, loc, args[hasAcc ? 1 : 0],
+                            spec.transposedProduct ? ValueRange{col, row}
+                                                   : ValueRange{row, col});
+  Value sum = hasAcc ? arith::AddFOp::create(
+                           b, loc, loadAsF32(b, loc, args[0], {row, col}),
+                           product)
+                           .getResult()
+                     : product;
   memref::StoreOp::create(b, loc,
                           roundFromF32(b, loc, sum, spec.resultElementType),
-                          args[2], ValueRange{row, col});
+                          args.back(), ValueRange{row, col});
   return KernelPlan{{kernel.launch}, {}};
 }

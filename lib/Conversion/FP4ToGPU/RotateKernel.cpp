@@ -41,10 +41,8 @@ FailureOr<KernelPlan> mlir::fp4::buildRotateKernel(
   OpBuilder &b = builder;
   ArithOps ops(b, loc);
   ValueRange args = kernel.launch.func.getBody().front().getArguments();
-  Value row = arith::DivUIOp::create(b, loc, kernel.gid,
-                                     indexConst(b, loc, groupsPerRow));
-  Value group = arith::RemUIOp::create(b, loc, kernel.gid,
-                                       indexConst(b, loc, groupsPerRow));
+  Value row, group;
+  std::tie(row, group) = splitItem(b, loc, kernel.gid, groupsPerRow);
   Value base = arith::MulIOp::create(b, loc, group, indexConst(b, loc, spec.size));
   SmallVector<Value> cols, v;
   for (int64_t i = 0; i < spec.size; ++i) {

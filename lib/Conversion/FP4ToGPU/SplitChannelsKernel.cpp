@@ -35,10 +35,8 @@ FailureOr<KernelPlan> mlir::fp4::buildSplitChannelsKernel(
   OpBuilder &b = builder;
   ValueRange args = kernel.launch.func.getBody().front().getArguments();
   Value input = args[0], rest = args[1], gathered = args[2];
-  Value row =
-      arith::DivUIOp::create(b, loc, kernel.gid, indexConst(b, loc, spec.cols));
-  Value col =
-      arith::RemUIOp::create(b, loc, kernel.gid, indexConst(b, loc, spec.cols));
+  Value row, col;
+  std::tie(row, col) = splitItem(b, loc, kernel.gid, spec.cols);
   Value isChannel = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
   Value slot = indexConst(b, loc, 0);
   for (auto [j, c] : llvm::enumerate(spec.channels)) {

@@ -44,6 +44,13 @@ ThreadPerItem mlir::fp4::createThreadPerItemKernel(
   return result;
 }
 
+std::pair<Value, Value> mlir::fp4::splitItem(OpBuilder &b, Location loc,
+                                             Value gid, int64_t cols) {
+  Value c = indexConst(b, loc, cols);
+  return {arith::DivUIOp::create(b, loc, gid, c),
+          arith::RemUIOp::create(b, loc, gid, c)};
+}
+
 Value mlir::fp4::loadAsF32(OpBuilder &b, Location loc, Value memref,
                            ValueRange indices) {
   Value v = memref::LoadOp::create(b, loc, memref, indices);

@@ -39,7 +39,7 @@ func.func @strided_rotation(%x: tensor<4x256xf32>) -> tensor<4x256xf32> {
 // CHECK-LABEL: func.func @dynamic
 // CHECK: fp4.split_outliers
 func.func @dynamic(%x: tensor<?x64xbf16>) -> (tensor<?x64xbf16>, tensor<?x2x1xbf16>, tensor<?x2x1xi8>) {
-  // expected-remark @below {{stays on the host: the GPU outlier split needs a static, non-empty rank-2 input}}
+  // expected-remark @below {{stays on the host: the GPU block top-k needs a static, non-empty rank-2 input (quantized along its last axis)}}
   %r, %v, %i = fp4.split_outliers %x block 32 top 1 : tensor<?x64xbf16> -> tensor<?x2x1xbf16>, tensor<?x2x1xi8>
   return %r, %v, %i : tensor<?x64xbf16>, tensor<?x2x1xbf16>, tensor<?x2x1xi8>
 }
