@@ -19,6 +19,7 @@ sys.path.insert(0, HERE)
 
 from fp4 import gpu  # noqa: E402
 import gpu_cases  # noqa: E402
+import gpu_recipes  # noqa: E402
 
 
 def ptxas_report(ptx, ptxas):
@@ -44,8 +45,32 @@ def main():
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--options", default="")
     ap.add_argument("--ptxas", default="/usr/local/cuda/bin/ptxas")
+    ap.add_argument("--recipes", action="store_true",
+                    help="also build the accuracy-recipe cases "
+                         "(bench/gpu_recipes.py) into OUT/recipes/")
+    ap.add_argument("--only-recipes", action="store_true",
+                    help="build only the recipe cases")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    if args.recipes or args.only_recipes:
+        fp4_opt = os.environ.get("FP4_OPT") or os.path.join(
+            os.environ.get("FP4_BUILD_DIR", os.path.join(HERE, "..", "build")),
+            "bin", "fp4-opt")
+        fp4_run = os.path.join(HERE, "..", "tools", "fp4-run", "fp4-run")
+        for case in gpu_recipes.CHECK_CASES:
+            if args.only and case["name"] not in args.only:
+                continue
+            gpu_recipes.build(case, os.path.join(args.out, "recipes",
+                                                 case["name"]),
+                              fp4_opt, fp4_run)
+            print(case["name"], flush=True)
+        for case in gpu_recipes.BENCH_CASES:
+            d = os.path.join(args.out, "recipes", case["name"])
+            gpu.compile(gpu_recipes.bench_mlir(case), chip="sm_90", out_dir=d,
+                        options="format=isa")
+            print(case["name"], flush=True)
+        if args.only_recipes:
+            return
     report = []
     for case in gpu_cases.CASES:
         if args.only and case["name"] not in args.only:

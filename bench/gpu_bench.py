@@ -25,6 +25,7 @@ sys.path.insert(0, HERE)
 
 from fp4 import gpu  # noqa: E402
 import gpu_cases  # noqa: E402
+import gpu_recipes  # noqa: E402
 import peers_h200  # noqa: E402
 
 DEV = "cuda"
@@ -89,6 +90,66 @@ def time_case(ks, case, l2, g):
     return graph_time(launch_all, copies), size
 
 
+def time_recipe(ks, l2, g):
+    """Median microseconds of all launches of a recipe (bench form of
+    bench/gpu_recipes.py). Each kernel argument gets its own buffer (names
+    repeat across the recipe's kernels); buffers of 4 MiB and more (the
+    weight parts, prefill activations) rotate over enough copies to exceed
+    2x L2, so no kernel finds its weight in L2 from the previous one."""
+    names = list(ks.names())
+    per = [(n, a) for n in names for a in ks[n].spec["args"]]
+
+    def nbytes(a):
+        return torch.Size(a["shape"]).numel() * \
+            torch.tensor([], dtype=TORCH_DTYPE[a["dtype"]]).element_size()
+    big = {i for i, (_, a) in enumerate(per) if nbytes(a) >= 1 << 22}
+    per_copy = sum(nbytes(per[i][1]) for i in big)
+    copies = max(2, -(-4 * l2 // max(per_copy, 1)))
+    sets = []
+    for c in range(copies):
+        sets.append([random_buffer(a, g) if (c == 0 or i in big) else sets[0][i]
+                     for i, (_, a) in enumerate(per)])
+
+    def launch_all():
+        for s in sets:
+            i = 0
+            for n in names:
+                cnt = len(ks[n].spec["args"])
+                ks[n](*s[i:i + cnt])
+                i += cnt
+    launch_all()
+    torch.cuda.synchronize()
+    return graph_time(launch_all, copies)
+
+
+def bench_recipes(kernels, only, g, l2):
+    """Each recipe's cost next to plain W4A4 (quantize + matmul) of the
+    same shape (rows of gpu_bench.json with kind "recipe")."""
+    rows, plain = [], {}
+    for case in gpu_recipes.BENCH_CASES:
+        if only and case["name"] not in only:
+            continue
+        d = os.path.join(kernels, "recipes", case["name"])
+        if not os.path.isdir(d):
+            print(f"skip {case['name']}: not compiled", flush=True)
+            continue
+        ks = gpu.load(d)
+        us = time_recipe(ks, l2, g)
+        shape = (case["m"], case["n"], case["k"])
+        if case["recipe"] == "plain":
+            plain[shape] = us
+        row = dict(case=case["name"], kind="recipe", recipe=case["recipe"],
+                   m=shape[0], n=shape[1], k=shape[2], us=us,
+                   launches=len(list(ks.names())),
+                   variant=",".join(sorted({ks[n].spec["variant"]
+                                            for n in ks.names()})))
+        if shape in plain:
+            row["over_plain_pct"] = 100 * (us / plain[shape] - 1)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
+
+
 def graph_time(fn, launches):
     """Median microseconds per launch of `fn` (which issues `launches`
     launches on the current stream) replayed as one CUDA graph."""
@@ -125,6 +186,8 @@ def main():
     ap.add_argument("--kernels", default=os.path.join(HERE, "kernels"))
     ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--only", nargs="*")
+    ap.add_argument("--recipes-only", action="store_true",
+                    help="time only the recipe rows (bench/gpu_recipes.py)")
     args = ap.parse_args()
     g = torch.Generator(device=DEV).manual_seed(0)
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
@@ -132,7 +195,7 @@ def main():
     print(f"copy bandwidth {bw:.2f} TB/s on {torch.cuda.get_device_name()}",
           flush=True)
     rows = []
-    for case in gpu_cases.CASES:
+    for case in [] if args.recipes_only else gpu_cases.CASES:
         if not case["bench"] or (args.only and case["name"] not in args.only):
             continue
         d = os.path.join(args.kernels, case["name"])
@@ -162,6 +225,8 @@ def main():
         rows.append(row)
         print(json.dumps({k: v for k, v in row.items() if k != "peers"}),
               flush=True)
+    recipe_rows = bench_recipes(args.kernels, args.only, g, l2)
+    rows += recipe_rows
     out = os.environ.get("OUT", "/tmp")
     json.dump({"gpu": torch.cuda.get_device_name(), "copy_TBps": bw,
                "rows": rows}, open(os.path.join(out, "gpu_bench.json"), "w"),
@@ -188,10 +253,18 @@ def main():
     print("| case | variant | us | TB/s | % of copy bandwidth |")
     print("|---|---|---|---|---|")
     for r in rows:
-        if r["kind"] == "matmul":
+        if r["kind"] not in ("quantize", "dequantize"):
             continue
         print(f"| {r['case']} | {r['variant']} | {r['us']:.1f} | "
               f"{r['tbps']:.2f} | {r['pct_copy']:.0f}% |")
+    print()
+    print("| recipe | M x N x K | launches | us | over plain W4A4 |")
+    print("|---|---|---|---|---|")
+    for r in recipe_rows:
+        over = r.get("over_plain_pct")
+        print(f"| {r['recipe']} | {r['m']}x{r['n']}x{r['k']} | "
+              f"{r['launches']} | {r['us']:.1f} | "
+              f"{'-' if over is None else f'{over:+.0f}%'} |")
 
 
 if __name__ == "__main__":

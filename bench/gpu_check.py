@@ -11,7 +11,12 @@ For every case compiled into bench/kernels/ (bench/build_gpu_kernels.py):
              bit, NaN positions included);
   matmul     relative Frobenius error <= 1e-5 against the f64 product of
              the dequantized operands (reference dequantizer), with fresh
-             random operands each run.
+             random operands each run;
+  recipe     every accuracy recipe of docs/Accuracy.md compiled whole by
+             fp4-pipeline-nvvm (bench/gpu_recipes.py, run with fp4-run):
+             every part (rest, quantized values, outlier and residual side
+             tensors) bit-exact with the CPU pipeline, y within 1e-5
+             relative Frobenius error of the f64 sum of the term products.
 Every output is poisoned (NaN / 0xAB bytes) before each launch. Exit code 1
 and a FAIL line per mismatch if anything is off.
 
@@ -31,6 +36,7 @@ sys.path.insert(0, HERE)
 
 from fp4 import gpu, reference  # noqa: E402
 import gpu_cases  # noqa: E402
+import gpu_recipes  # noqa: E402
 
 DEV = "cuda"
 TORCH_DTYPE = {"bfloat16": torch.bfloat16, "float16": torch.float16,
@@ -189,12 +195,14 @@ def main():
     ap.add_argument("--kernels", default=os.path.join(HERE, "kernels"))
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--only", nargs="*")
+    ap.add_argument("--recipes-only", action="store_true",
+                    help="check only the recipe cases")
     args = ap.parse_args()
     seed = args.seed if args.seed is not None else int(time.time())
     rng = np.random.default_rng(seed)
     print(f"gpu_check: seed {seed} on {torch.cuda.get_device_name()}")
     failures = 0
-    for case in gpu_cases.CASES:
+    for case in [] if args.recipes_only else gpu_cases.CASES:
         if args.only and case["name"] not in args.only:
             continue
         d = os.path.join(args.kernels, case["name"])
@@ -212,6 +220,23 @@ def main():
             bad, summary = [f"{type(ex).__name__}: {ex}"], ""
         status = "FAIL" if bad else "ok  "
         print(f"{status} {case['name']:28s} [{variants}] {summary}")
+        for b in bad:
+            print(f"     {b}")
+        failures += bool(bad)
+    fp4_run = os.path.join(HERE, "..", "tools", "fp4-run", "fp4-run")
+    for case in gpu_recipes.CHECK_CASES:
+        if args.only and case["name"] not in args.only:
+            continue
+        d = os.path.join(args.kernels, "recipes", case["name"])
+        if not os.path.isdir(d):
+            print(f"FAIL {case['name']}: not compiled ({d} missing)")
+            failures += 1
+            continue
+        try:
+            bad, summary = gpu_recipes.check(d, fp4_run)
+        except Exception as ex:
+            bad, summary = [f"{type(ex).__name__}: {ex}"], ""
+        print(f"{'FAIL' if bad else 'ok  '} {case['name']:36s} [recipe] {summary}")
         for b in bad:
             print(f"     {b}")
         failures += bool(bad)

@@ -385,6 +385,13 @@ class Launch:
                 else:
                     r = a % np.where(b == 0, 1, b).astype(b.dtype)
                 self.set(op, [r.astype(a.dtype)])
+            elif name in ("arith.maxsi", "arith.minsi"):
+                # Signed compare of the unsigned-carried bits.
+                a, b = ins
+                sa = a.view(_SIGNED[a.dtype.type])
+                sb = b.view(_SIGNED[b.dtype.type])
+                fn = np.maximum if name == "arith.maxsi" else np.minimum
+                self.set(op, [fn(sa, sb).view(a.dtype)])
             elif name in ("arith.shli", "arith.shrui", "arith.shrsi"):
                 a, b = ins
                 bits = a.dtype.itemsize * 8

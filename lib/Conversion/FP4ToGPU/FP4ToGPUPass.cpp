@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fp4/Conversion/FP4ToGPU/CorrectionToGPU.h"
 #include "fp4/Conversion/FP4ToGPU/KernelBuilders.h"
 #include "fp4/Conversion/Passes.h"
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
@@ -31,6 +32,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -593,6 +595,20 @@ void ConvertFP4ToGPUPass::runOnOperation() {
   if (failed(validateOptions()))
     return signalPassFailure();
   ModuleOp module = getOperation();
+  // The accuracy-recipe ops first (CorrectionToGPU.h): a correction product
+  // may become an fp4.matmul, which the loop below converts.
+  FP4GPULaunchHooks hooks{target, kernelOptions,
+                          [&] { return getOrCreateKernelModule(); },
+                          [&](StringRef stem) { return nextKernelName(stem); },
+                          appendArgs,
+                          [&](OpBuilder &b, Operation *op,
+                              const KernelPlan &plan, ArrayRef<KernelArg> args,
+                              ArrayRef<Value> inputs, auto outputs) {
+                            return emitHost(b, op, plan, args, inputs, outputs);
+                          }};
+  RewritePatternSet correctionPatterns(&getContext());
+  populateFP4CorrectionToGPUPatterns(correctionPatterns, hooks);
+  walkAndApplyPatterns(module, std::move(correctionPatterns));
   SmallVector<Operation *> ops;
   module.walk([&](Operation *op) {
     if (isa<MatmulOp, QuantizeOp, DequantizeOp>(op) &&

@@ -1,0 +1,150 @@
+//===- CorrectionKernels.h - kernels of the accuracy recipes ----*- C++ -*-===//
+//
+// Builders (KernelBuilders.h conventions: one gpu.func, a launch plan or
+// failure with a reason) for the ops of fp4-outlier-fallback, fp4-residual
+// and standalone fp4.rotate. All are plain SIMT kernels on rank-2 static
+// shapes; every value they produce is computed by the numerics templates
+// (Outliers.h, Residual.h, Hadamard.h, the schemes' dequantizers through
+// ElementAccess), so the split parts are bit-exact with the CPU lowering.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_CONVERSION_FP4TOGPU_CORRECTIONKERNELS_H
+#define LIB_CONVERSION_FP4TOGPU_CORRECTIONKERNELS_H
+
+#include "fp4/Conversion/FP4ToGPU/KernelBuilders.h"
+
+#include <tuple>
+#include <utility>
+
+namespace mlir::fp4 {
+
+/// fp4.split_outliers (quantized null) or fp4.residual (quantized set) of a
+/// [rows, cols] tensor: block top-k along the last axis. Arguments: input,
+/// [quantized components], [rest when splitting], values, indices.
+struct BlockTopKKernelSpec {
+  int64_t rows = 0, cols = 0, blockSize = 0, k = 0;
+  Type inputElementType, valuesElementType;
+  QuantizedTensorType quantized;
+  SmallVector<KernelArg> args;
+};
+FailureOr<KernelPlan>
+buildBlockTopKKernel(OpBuilder &builder, Location loc, gpu::GPUModuleOp module,
+                     StringRef name, const BlockTopKKernelSpec &spec,
+                     std::string &reason);
+
+/// fp4.split_channels of a [rows, cols] tensor. Arguments: input, rest,
+/// gathered.
+struct SplitChannelsKernelSpec {
+  int64_t rows = 0, cols = 0;
+  SmallVector<int64_t> channels;
+  Type inputElementType, gatheredElementType;
+  SmallVector<KernelArg> args;
+};
+FailureOr<KernelPlan>
+buildSplitChannelsKernel(OpBuilder &builder, Location loc,
+                         gpu::GPUModuleOp module, StringRef name,
+                         const SplitChannelsKernelSpec &spec,
+                         std::string &reason);
+
+/// fp4.rotate (stride 1, along the last axis) of a [rows, cols] tensor.
+/// Arguments: input, result.
+struct RotateKernelSpec {
+  int64_t rows = 0, cols = 0, size = 0;
+  std::optional<uint32_t> seed;
+  bool inverse = false;
+  Type inputElementType, resultElementType;
+  SmallVector<KernelArg> args;
+};
+FailureOr<KernelPlan> buildRotateKernel(OpBuilder &builder, Location loc,
+                                        gpu::GPUModuleOp module, StringRef name,
+                                        const RotateKernelSpec &spec,
+                                        std::string &reason);
+
+/// One operand of a correction product, as the kernels read it.
+struct CorrectionOperand {
+  /// Dense float operand: its element type. Null otherwise.
+  Type floatType;
+  /// Dense quantized operand. Null otherwise.
+  QuantizedTensorType quantized;
+  /// Block-sparse operand: block size B and entries per block k (> 0).
+  int64_t blockSize = 0, k = 0;
+  Type valuesElementType;
+
+  bool isSparse() const { return k > 0; }
+  /// Number of kernel arguments (memrefs) the operand takes.
+  int64_t numArgs() const;
+};
+
+/// fp4.correction_matmul of rank 2: result[m, n] = acc[m, n] + sum
+/// lhs[m, :] * rhs[n, :]. Arguments: lhs, rhs, [acc], result.
+struct CorrectionProductKernelSpec {
+  int64_t m = 0, n = 0, k = 0;
+  CorrectionOperand lhs, rhs;
+  /// Element type of acc; null without one.
+  Type accElementType;
+  Type resultElementType;
+  SmallVector<KernelArg> args;
+};
+/// One thread per output element, looping over the stored entries of the
+/// sparse side(s) and reading the partner by its column (a gather).
+FailureOr<KernelPlan>
+buildCorrectionProductKernel(OpBuilder &builder, Location loc,
+                             gpu::GPUModuleOp module, StringRef name,
+                             const CorrectionProductKernelSpec &spec,
+                             std::string &reason);
+
+/// A block-sparse [rows, cols] (values, indices) pair written as a dense
+/// tensor of `resultElementType`. Arguments: values, indices, result.
+struct DensifyKernelSpec {
+  int64_t rows = 0, cols = 0, blockSize = 0, k = 0;
+  Type valuesElementType, resultElementType;
+  SmallVector<KernelArg> args;
+};
+FailureOr<KernelPlan> buildDensifyKernel(OpBuilder &builder, Location loc,
+                                         gpu::GPUModuleOp module,
+                                         StringRef name,
+                                         const DensifyKernelSpec &spec,
+                                         std::string &reason);
+
+/// result = round(f32(acc) + product) elementwise on [rows, cols] (without
+/// acc: round(product)); the product is f32, [rows, cols] or, transposed,
+/// [cols, rows]. Arguments: [acc], product, result.
+struct AccumulateKernelSpec {
+  int64_t rows = 0, cols = 0;
+  bool transposedProduct = false;
+  /// Null without acc.
+  Type accElementType;
+  Type resultElementType;
+  SmallVector<KernelArg> args;
+};
+FailureOr<KernelPlan> buildAccumulateKernel(OpBuilder &builder, Location loc,
+                                            gpu::GPUModuleOp module,
+                                            StringRef name,
+                                            const AccumulateKernelSpec &spec,
+                                            std::string &reason);
+
+/// Shared by the thread-per-item kernels above: a 1-D launch of
+/// `threadsPerBlock` threads covering `items`, the shell, and the builder
+/// placed inside `if (gid < items)` with `gid` (index) returned.
+struct ThreadPerItem {
+  KernelLaunch launch;
+  Value gid;
+};
+ThreadPerItem createThreadPerItemKernel(OpBuilder &builder, Location loc,
+                                        gpu::GPUModuleOp module, StringRef name,
+                                        ArrayRef<KernelArg> args, int64_t items,
+                                        StringRef variant);
+
+/// (gid / cols, gid mod cols): the row and column of flat item `gid`.
+std::pair<Value, Value> splitItem(OpBuilder &b, Location loc, Value gid,
+                                  int64_t cols);
+
+/// memref.load of a float element, extended exactly to f32.
+Value loadAsF32(OpBuilder &b, Location loc, Value memref, ValueRange indices);
+/// Rounds an f32 value to `type` (nearest even) unless it is f32.
+Value roundFromF32(OpBuilder &b, Location loc, Value v, Type type);
+
+} // namespace mlir::fp4
+
+#endif // LIB_CONVERSION_FP4TOGPU_CORRECTIONKERNELS_H

@@ -1,0 +1,420 @@
+//===- CorrectionToGPU.cpp - accuracy-recipe ops to GPU kernels -----------===//
+//
+// One OpRewritePattern per op of CorrectionToGPU.h. Each checks what its
+// kernel needs (static rank-2 shapes, blocked along the last axis), builds
+// the kernel spec in manifest order (inputs as ABI components, then the
+// results), asks the builder for a plan and hands the host side to the
+// conversion's hooks. A declined op fails to match with the reason and
+// stays for the CPU lowering.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp4/Conversion/FP4ToGPU/CorrectionToGPU.h"
+#include "CorrectionKernels.h"
+
+#include "fp4/Dialect/FP4/IR/FP4Ops.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <type_traits>
+
+using namespace mlir;
+using namespace mlir::fp4;
+
+namespace {
+
+MemRefType memrefOf(Type tensorType) {
+  auto t = cast<RankedTensorType>(tensorType);
+  return MemRefType::get(t.getShape(), t.getElementType());
+}
+
+bool isStaticRank(Type type, int64_t rank) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  return shaped && shaped.hasStaticShape() && shaped.getRank() == rank &&
+         shaped.getNumElements() > 0;
+}
+
+/// Shared by the patterns: the hooks, the decline path and the launch.
+template <typename OpTy>
+struct CorrectionPattern : public OpRewritePattern<OpTy> {
+  CorrectionPattern(MLIRContext *ctx, const FP4GPULaunchHooks &hooks)
+      : OpRewritePattern<OpTy>(ctx), hooks(hooks) {}
+
+  LogicalResult decline(OpTy op, PatternRewriter &rewriter,
+                        const Twine &reason) const {
+    if (hooks.remarks)
+      op->emitRemark() << "stays on the host: " << reason;
+    return rewriter.notifyMatchFailure(op, reason);
+  }
+
+  /// Builds the kernel named after `stem` with `build(name, reason)`, then
+  /// the host launch; returns the named outputs.
+  template <typename BuildFn>
+  FailureOr<SmallVector<Value>>
+  launch(OpTy op, PatternRewriter &rewriter, StringRef stem,
+         ArrayRef<KernelArg> args, ArrayRef<Value> inputs,
+         ArrayRef<std::pair<std::string, RankedTensorType>> outputs,
+         BuildFn build) const {
+    gpu::GPUModuleOp module = hooks.getKernelModule();
+    std::string name = hooks.nextKernelName(stem);
+    std::string reason;
+    FailureOr<KernelPlan> plan = build(module, name, reason);
+    if (failed(plan)) {
+      if (Operation *stale = module.lookupSymbol(name))
+        stale->erase();
+      for (Value v : inputs)
+        if (auto unpack = v.getDefiningOp<UnpackOp>();
+            unpack && unpack->use_empty())
+          rewriter.eraseOp(unpack);
+      (void)decline(op, rewriter, reason);
+      return failure();
+    }
+    return hooks.emitHost(rewriter, op, *plan, args, inputs, outputs);
+  }
+
+  /// launch(), then replaces the op by the outputs.
+  template <typename BuildFn>
+  LogicalResult
+  replaceWithLaunch(OpTy op, PatternRewriter &rewriter, StringRef stem,
+                    ArrayRef<KernelArg> args, ArrayRef<Value> inputs,
+                    ArrayRef<std::pair<std::string, RankedTensorType>> outputs,
+                    BuildFn build) const {
+    FailureOr<SmallVector<Value>> results =
+        launch(op, rewriter, stem, args, inputs, outputs, build);
+    if (failed(results))
+      return failure();
+    rewriter.replaceOp(op, *results);
+    return success();
+  }
+
+  /// Appends `value`'s arguments as inputs.
+  SmallVector<Value> input(PatternRewriter &rewriter, Location loc, Value value,
+                           StringRef name, SmallVector<KernelArg> &args) const {
+    return hooks.appendArgs(rewriter, loc, value, name, args);
+  }
+
+  const FP4GPULaunchHooks &hooks;
+};
+
+/// Appends an output argument and its (name, type) for emitHost.
+void addOutput(SmallVector<KernelArg> &args,
+               SmallVector<std::pair<std::string, RankedTensorType>> &outputs,
+               StringRef name, Type type) {
+  args.push_back({name.str(), memrefOf(type), /*readOnly=*/false});
+  outputs.push_back({name.str(), cast<RankedTensorType>(type)});
+}
+
+/// fp4.split_outliers and fp4.residual: the block top-k kernel, on x or on
+/// its quantization residual.
+template <typename OpTy>
+struct BlockTopKToGPU : public CorrectionPattern<OpTy> {
+  using CorrectionPattern<OpTy>::CorrectionPattern;
+  static constexpr bool isResidual = std::is_same_v<OpTy, ResidualOp>;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getInput().getType());
+    BlockTopKKernelSpec spec;
+    if constexpr (isResidual)
+      spec.quantized = cast<QuantizedTensorType>(op.getQuantized().getType());
+    if (!isStaticRank(type, 2) || (spec.quantized && spec.quantized.getAxis() != 1))
+      return this->decline(op, rewriter,
+                           "the GPU block top-k needs a static, non-empty "
+                           "rank-2 input (quantized along its last axis)");
+    spec.rows = type.getDimSize(0);
+    spec.cols = type.getDimSize(1);
+    spec.blockSize = op.getBlockSize();
+    spec.k = op.getK();
+    spec.inputElementType = type.getElementType();
+    spec.valuesElementType = op.getValues().getType().getElementType();
+    Location loc = op.getLoc();
+    SmallVector<Value> inputs =
+        this->input(rewriter, loc, op.getInput(), "input", spec.args);
+    SmallVector<std::pair<std::string, RankedTensorType>> outputs;
+    if constexpr (isResidual)
+      llvm::append_range(inputs, this->input(rewriter, loc, op.getQuantized(),
+                                             "quantized", spec.args));
+    else
+      addOutput(spec.args, outputs, "rest", op.getRest().getType());
+    addOutput(spec.args, outputs, "values", op.getValues().getType());
+    addOutput(spec.args, outputs, "indices", op.getIndices().getType());
+    return this->replaceWithLaunch(
+        op, rewriter, isResidual ? "fp4_residual" : "fp4_split_outliers",
+        spec.args, inputs, outputs,
+        [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
+          return buildBlockTopKKernel(rewriter, loc, module, name, spec,
+                                      reason);
+        });
+  }
+};
+
+struct SplitChannelsToGPU : public CorrectionPattern<SplitChannelsOp> {
+  using CorrectionPattern::CorrectionPattern;
+  LogicalResult matchAndRewrite(SplitChannelsOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getInput().getType());
+    if (!isStaticRank(type, 2))
+      return decline(op, rewriter,
+                     "the GPU channel split needs a static, non-empty rank-2 "
+                     "input");
+    SplitChannelsKernelSpec spec;
+    spec.rows = type.getDimSize(0);
+    spec.cols = type.getDimSize(1);
+    llvm::append_range(spec.channels, op.getChannels());
+    spec.inputElementType = type.getElementType();
+    spec.gatheredElementType = op.getGathered().getType().getElementType();
+    Location loc = op.getLoc();
+    SmallVector<Value> inputs =
+        input(rewriter, loc, op.getInput(), "input", spec.args);
+    SmallVector<std::pair<std::string, RankedTensorType>> outputs;
+    addOutput(spec.args, outputs, "rest", op.getRest().getType());
+    addOutput(spec.args, outputs, "gathered", op.getGathered().getType());
+    return replaceWithLaunch(
+        op, rewriter, "fp4_split_channels", spec.args, inputs, outputs,
+        [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
+          return buildSplitChannelsKernel(rewriter, loc, module, name, spec,
+                                          reason);
+        });
+  }
+};
+
+struct RotateToGPU : public CorrectionPattern<RotateOp> {
+  using CorrectionPattern::CorrectionPattern;
+  LogicalResult matchAndRewrite(RotateOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getInput().getType());
+    // The quantizer kernel fuses the rotation it alone reads (the same test
+    // as its conversion); leave that one to it, without a remark.
+    if (op->hasOneUse() && isa<QuantizeOp>(*op->getUsers().begin()) &&
+        op.getStride() == 1 && op.getAxis() == 1 && isStaticRank(type, 2))
+      return rewriter.notifyMatchFailure(op, "fused into its fp4.quantize");
+    if (!isStaticRank(type, 2) || op.getAxis() != 1 || op.getStride() != 1)
+      return decline(op, rewriter,
+                     "the GPU rotation kernel needs a static rank-2 input "
+                     "rotated along its last axis with stride 1");
+    RotateKernelSpec spec;
+    spec.rows = type.getDimSize(0);
+    spec.cols = type.getDimSize(1);
+    spec.size = op.getSize();
+    if (std::optional<uint32_t> seed = op.getSeed())
+      spec.seed = *seed;
+    spec.inverse = op.getInverse();
+    spec.inputElementType = type.getElementType();
+    spec.resultElementType = op.getResult().getType().getElementType();
+    Location loc = op.getLoc();
+    SmallVector<Value> inputs =
+        input(rewriter, loc, op.getInput(), "input", spec.args);
+    SmallVector<std::pair<std::string, RankedTensorType>> outputs;
+    addOutput(spec.args, outputs, "result", op.getResult().getType());
+    return replaceWithLaunch(
+        op, rewriter, "fp4_rotate", spec.args, inputs, outputs,
+        [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
+          return buildRotateKernel(rewriter, loc, module, name, spec, reason);
+        });
+  }
+};
+
+/// At decode sizes, a sparse lhs keeping at least this fraction of K goes
+/// through the W4A16 tensor-core families (densified) rather than the
+/// gather kernel: the gather reads one weight element per entry and
+/// thread, which costs more than streaming the whole weight once when
+/// entries are that dense (2:4 keeps 1/2; block top-2 of 32 keeps 1/16).
+/// At prefill sizes the tensor cores win for any density (measured on the
+/// H200: docs/GPU.md).
+constexpr int64_t kDenseRouteNumerator = 1, kDenseRouteDenominator = 4;
+
+struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
+  using CorrectionPattern::CorrectionPattern;
+
+  /// Describes one side (values/indices or the dense tensor) and appends
+  /// its kernel arguments.
+  FailureOr<CorrectionOperand>
+  describe(CorrectionMatmulOp op, PatternRewriter &rewriter, ValueRange side,
+           std::optional<int64_t> blockSize, StringRef name,
+           SmallVector<KernelArg> &args, SmallVector<Value> &inputs) const {
+    CorrectionOperand operand;
+    Location loc = op.getLoc();
+    if (side.size() == 2) {
+      operand.blockSize = *blockSize;
+      auto values = cast<RankedTensorType>(side[0].getType());
+      operand.k = values.getShape().back();
+      operand.valuesElementType = values.getElementType();
+      llvm::append_range(inputs, input(rewriter, loc, side[0],
+                                       (name + ".values").str(), args));
+      llvm::append_range(inputs, input(rewriter, loc, side[1],
+                                       (name + ".indices").str(), args));
+      return operand;
+    }
+    if (auto q = dyn_cast<QuantizedTensorType>(side[0].getType())) {
+      if (q.getAxis() != 1)
+        return failure();
+      operand.quantized = q;
+    } else {
+      operand.floatType = cast<RankedTensorType>(side[0].getType())
+                              .getElementType();
+    }
+    llvm::append_range(inputs, input(rewriter, loc, side[0], name, args));
+    return operand;
+  }
+
+  LogicalResult matchAndRewrite(CorrectionMatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType resultType = op.getResult().getType();
+    for (Value v : op->getOperands())
+      if (!cast<ShapedType>(v.getType()).hasStaticShape())
+        return decline(op, rewriter,
+                       "the GPU correction product needs static shapes");
+    if (!isStaticRank(resultType, 2) || op.getLhsShape().size() != 2 ||
+        op.getRhsShape().size() != 2)
+      return decline(op, rewriter,
+                     "the GPU correction product takes rank-2 operands "
+                     "(batched products stay on the host)");
+    if (op.getLhsShape()[1] == 0)
+      return decline(op, rewriter, "K is empty (nothing to compute)");
+    if (succeeded(denseRoute(op, rewriter)))
+      return success();
+
+    CorrectionProductKernelSpec spec;
+    spec.m = resultType.getDimSize(0);
+    spec.n = resultType.getDimSize(1);
+    spec.k = op.getLhsShape()[1];
+    spec.resultElementType = resultType.getElementType();
+    SmallVector<Value> inputs;
+    FailureOr<CorrectionOperand> lhs =
+        describe(op, rewriter, op.getLhs(), op.getLhsBlockSize(), "lhs",
+                 spec.args, inputs);
+    FailureOr<CorrectionOperand> rhs =
+        describe(op, rewriter, op.getRhs(), op.getRhsBlockSize(), "rhs",
+                 spec.args, inputs);
+    if (failed(lhs) || failed(rhs)) {
+      for (Value v : inputs)
+        if (auto unpack = v.getDefiningOp<UnpackOp>();
+            unpack && unpack->use_empty())
+          rewriter.eraseOp(unpack);
+      return decline(op, rewriter,
+                     "quantized operands must be blocked along K (axis 1)");
+    }
+    spec.lhs = *lhs;
+    spec.rhs = *rhs;
+    if (Value acc = op.getAcc()) {
+      spec.accElementType = cast<RankedTensorType>(acc.getType()).getElementType();
+      llvm::append_range(inputs, input(rewriter, op.getLoc(), acc, "acc",
+                                       spec.args));
+    }
+    SmallVector<std::pair<std::string, RankedTensorType>> outputs;
+    addOutput(spec.args, outputs, "result", resultType);
+    Location loc = op.getLoc();
+    return replaceWithLaunch(
+        op, rewriter, "fp4_correction", spec.args, inputs, outputs,
+        [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
+          return buildCorrectionProductKernel(rewriter, loc, module, name,
+                                              spec, reason);
+        });
+  }
+
+  /// A bf16 sparse side against a quantized one on the tensor cores:
+  /// densify the sparse side, fp4.matmul (converted by the matmul
+  /// conversion to its W4A16 families), then acc + product. A sparse lhs
+  /// takes it when dense enough or at prefill sizes; a sparse rhs (weight
+  /// outliers against quantized activations) at prefill sizes, as the
+  /// transposed product dense(rhs) x lhs^T (the quantized lhs plays the
+  /// weight), which the accumulate kernel transposes back. Fails without
+  /// touching the IR when it does not apply.
+  LogicalResult denseRoute(CorrectionMatmulOp op,
+                           PatternRewriter &rewriter) const {
+    if (op.isLhsSparse() == op.isRhsSparse())
+      return failure();
+    bool lhsSparse = op.isLhsSparse();
+    ValueRange sparse = lhsSparse ? op.getLhs() : op.getRhs();
+    Value quantized = lhsSparse ? op.getRhs()[0] : op.getLhs()[0];
+    auto quantizedType = dyn_cast<QuantizedTensorType>(quantized.getType());
+    auto valuesType = cast<RankedTensorType>(sparse[0].getType());
+    int64_t blockSize =
+                *(lhsSparse ? op.getLhsBlockSize() : op.getRhsBlockSize()),
+            k = valuesType.getShape().back();
+    RankedTensorType resultType = op.getResult().getType();
+    bool prefill = resultType.getDimSize(0) > hooks.options.decodeMaxM;
+    bool denseEnough =
+        k * kDenseRouteDenominator >= blockSize * kDenseRouteNumerator;
+    if (!quantizedType || quantizedType.getAxis() != 1 ||
+        !valuesType.getElementType().isBF16() ||
+        !(prefill || (lhsSparse && denseEnough)))
+      return failure();
+    Location loc = op.getLoc();
+    SmallVector<int64_t> sparseShape =
+        lhsSparse ? op.getLhsShape() : op.getRhsShape();
+    auto denseType = RankedTensorType::get(sparseShape, rewriter.getBF16Type());
+
+    DensifyKernelSpec densify;
+    densify.rows = sparseShape[0];
+    densify.cols = sparseShape[1];
+    densify.blockSize = blockSize;
+    densify.k = k;
+    densify.valuesElementType = densify.resultElementType =
+        rewriter.getBF16Type();
+    SmallVector<Value> inputs =
+        input(rewriter, loc, sparse[0], "values", densify.args);
+    llvm::append_range(inputs,
+                       input(rewriter, loc, sparse[1], "indices", densify.args));
+    SmallVector<std::pair<std::string, RankedTensorType>> outputs;
+    addOutput(densify.args, outputs, "result", denseType);
+    FailureOr<SmallVector<Value>> dense = launch(
+        op, rewriter, "fp4_densify", densify.args, inputs, outputs,
+        [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
+          return buildDensifyKernel(rewriter, loc, module, name, densify,
+                                    reason);
+        });
+    if (failed(dense))
+      return failure();
+
+    Value acc = op.getAcc();
+    if (lhsSparse && !acc) {
+      rewriter.replaceOp(op, MatmulOp::create(rewriter, loc, resultType,
+                                              dense->front(), quantized)
+                                 .getResult());
+      return success();
+    }
+    SmallVector<int64_t> productShape(resultType.getShape());
+    if (!lhsSparse)
+      std::swap(productShape[0], productShape[1]);
+    auto productType =
+        RankedTensorType::get(productShape, rewriter.getF32Type());
+    Value product = MatmulOp::create(rewriter, loc, productType,
+                                     dense->front(), quantized);
+    AccumulateKernelSpec accumulate;
+    accumulate.rows = resultType.getDimSize(0);
+    accumulate.cols = resultType.getDimSize(1);
+    accumulate.transposedProduct = !lhsSparse;
+    accumulate.resultElementType = resultType.getElementType();
+    SmallVector<Value> accInputs;
+    if (acc) {
+      accumulate.accElementType =
+          cast<RankedTensorType>(acc.getType()).getElementType();
+      accInputs = input(rewriter, loc, acc, "acc", accumulate.args);
+    }
+    llvm::append_range(accInputs, input(rewriter, loc, product, "product",
+                                        accumulate.args));
+    SmallVector<std::pair<std::string, RankedTensorType>> accOutputs;
+    addOutput(accumulate.args, accOutputs, "result", resultType);
+    FailureOr<SmallVector<Value>> sum = launch(
+        op, rewriter, "fp4_accumulate", accumulate.args, accInputs,
+        accOutputs,
+        [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
+          return buildAccumulateKernel(rewriter, loc, module, name,
+                                       accumulate, reason);
+        });
+    if (failed(sum))
+      return failure();
+    rewriter.replaceOp(op, sum->front());
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::fp4::populateFP4CorrectionToGPUPatterns(
+    RewritePatternSet &patterns, const FP4GPULaunchHooks &hooks) {
+  patterns.add<BlockTopKToGPU<SplitOutliersOp>, BlockTopKToGPU<ResidualOp>,
+               SplitChannelsToGPU,
+               RotateToGPU, CorrectionMatmulToGPU>(patterns.getContext(),
+                                                   hooks);
+}

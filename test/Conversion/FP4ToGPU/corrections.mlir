@@ -1,0 +1,89 @@
+// The accuracy-recipe ops on the GPU (CorrectionToGPU.h): rotate + block
+// top-2 outliers on both operands + the 2:4 residual (the full recipe of
+// docs/Accuracy.md, W4A4), and calibrated static channels (W4A16): every fp4
+// op becomes a launch, none stays on the host. The dense-enough 2:4
+// residual term against the quantized weight is densified and runs on the
+// W4A16 matmul family; the other terms are gather kernels.
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90" -verify-diagnostics | FileCheck %s
+
+// CHECK: module attributes {fp4.gpu_chip = "sm_90", fp4.gpu_kernels =
+// CHECK-SAME: name = "fp4_rotate_0", op = "fp4.rotate", shared_bytes = 0 : i64, variant = "rotate"
+// CHECK-SAME: name = "fp4_split_outliers_1", op = "fp4.split_outliers", shared_bytes = 0 : i64, variant = "split_outliers"
+// CHECK-SAME: {dtype = "float32", name = "input", scratch = false, shape = [16, 256]}, {dtype = "uint8", name = "quantized.codes", scratch = false, shape = [16, 128]}, {dtype = "uint8", name = "quantized.scales", scratch = false, shape = [16, 8]}, {dtype = "bfloat16", name = "values", scratch = false, shape = [16, 64, 2]}, {dtype = "uint8", name = "indices", scratch = false, shape = [16, 64, 2]}]
+// CHECK-SAME: name = "fp4_residual_2", op = "fp4.residual", shared_bytes = 0 : i64, variant = "residual_topk"
+// CHECK-SAME: name = "fp4_correction_5", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "correction_gather"
+// CHECK-SAME: name = "fp4_densify_8", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "densify"
+// CHECK-SAME: name = "fp4_accumulate_9", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "accumulate"
+// CHECK-SAME: name = "fp4_split_channels_11", op = "fp4.split_channels", shared_bytes = 0 : i64, variant = "split_channels"
+// CHECK-SAME: name = "fp4_matmul_16", op = "fp4.matmul", shared_bytes = 0 : i64, variant = "decode_w4a4"
+// CHECK-SAME: name = "fp4_matmul_17", op = "fp4.matmul", shared_bytes = 0 : i64, variant = "decode_w4a16"
+// CHECK-SAME: name = "fp4_matmul_19", op = "fp4.matmul", shared_bytes = {{[0-9]+}} : i64, variant = "prefill_w4a16_smem"
+
+// CHECK-LABEL: func.func @full(
+// CHECK-NOT: fp4.{{rotate|split_outliers|residual|quantize|matmul|correction_matmul}}
+// CHECK: call @fp4_rotate_0_launch(
+// CHECK: call @fp4_split_outliers_1_launch(
+// CHECK: call @fp4_quantize_14_launch(
+// CHECK: call @fp4_residual_2_launch(
+// CHECK: call @fp4_rotate_3_launch(
+// CHECK: call @fp4_split_outliers_4_launch(
+// CHECK: call @fp4_quantize_15_launch(
+// CHECK: call @fp4_matmul_16_launch(
+// CHECK: call @fp4_correction_5_launch(
+// CHECK: call @fp4_correction_6_launch(
+// CHECK: call @fp4_correction_7_launch(
+// CHECK: call @fp4_densify_8_launch(%{{.*}}, %{{.*}}, %[[D:.*]]) : (memref<16x64x2xbf16>, memref<16x64x2xi8>, memref<16x256xbf16>)
+// CHECK: call @fp4_matmul_17_launch(%{{.*}}, %{{.*}}, %{{.*}}, %[[P:.*]]) : (memref<16x256xbf16>, memref<96x128xi8>, memref<96x8xi8>, memref<16x96xf32>)
+// CHECK: call @fp4_accumulate_9_launch(
+// CHECK: call @fp4_correction_10_launch({{.*}}) : (memref<16x64x2xbf16>, memref<16x64x2xi8>, memref<96x8x2xbf16>, memref<96x8x2xi8>, memref<16x96xf32>, memref<16x96xbf16>)
+// CHECK-NOT: fp4.{{rotate|split_outliers|residual|quantize|matmul|correction_matmul}}
+// CHECK: return
+
+// CHECK-LABEL: func.func @channels(
+// CHECK-NOT: fp4.{{split_channels|quantize|matmul|correction_matmul}}
+// CHECK: call @fp4_split_channels_11_launch(
+// CHECK: call @fp4_split_channels_12_launch(
+// CHECK: call @fp4_quantize_18_launch(
+// CHECK: call @fp4_matmul_19_launch(
+// CHECK: call @fp4_correction_13_launch({{.*}}) : (memref<130x3xbf16>, memref<77x3xbf16>, memref<130x77xf32>, memref<130x77xf32>)
+// CHECK-NOT: fp4.{{split_channels|quantize|matmul|correction_matmul}}
+// CHECK: return
+
+// The kernels: one thread per block (top-k: k passes of scf.for over the
+// block), per group (rotation, unrolled butterflies), per output (gathers).
+// CHECK: gpu.module @fp4_kernels
+// CHECK: gpu.func @fp4_rotate_0(%{{.*}}: memref<16x256xbf16> {llvm.noalias, llvm.readonly}, %{{.*}}: memref<16x256xf32> {llvm.noalias}) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
+// CHECK: gpu.func @fp4_split_outliers_1(
+// CHECK-COUNT-2: scf.for
+// CHECK: gpu.func @fp4_residual_2(
+// CHECK: gpu.func @fp4_correction_5(
+// CHECK: gpu.func @fp4_densify_8(
+
+!qx = !fp4.tensor<16x256xf4E2M1FN, #fp4.mxfp4, axis = 1>
+!qw = !fp4.tensor<96x256xf4E2M1FN, #fp4.mxfp4, axis = 1>
+func.func @full(%x: tensor<16x256xbf16>, %w: tensor<96x256xbf16>) -> tensor<16x96xbf16> {
+  %xr = fp4.rotate %x hadamard 32 seed 0 axis 1 : tensor<16x256xbf16> -> tensor<16x256xf32>
+  %rest, %xv, %xi = fp4.split_outliers %xr block 32 top 2 : tensor<16x256xf32> -> tensor<16x8x2xbf16>, tensor<16x8x2xi8>
+  %qx = fp4.quantize %rest : tensor<16x256xf32> -> !qx
+  %rv, %ri = fp4.residual %rest, %qx block 4 top 2 : tensor<16x256xf32>, !qx -> tensor<16x64x2xbf16>, tensor<16x64x2xi8>
+  %wr = fp4.rotate %w hadamard 32 seed 0 axis 1 : tensor<96x256xbf16> -> tensor<96x256xf32>
+  %wrest, %wv, %wi = fp4.split_outliers %wr block 32 top 2 : tensor<96x256xf32> -> tensor<96x8x2xbf16>, tensor<96x8x2xi8>
+  %qw = fp4.quantize %wrest : tensor<96x256xf32> -> !qw
+  %y0 = fp4.matmul %qx, %qw : !qx, !qw -> tensor<16x96xf32>
+  %y1 = fp4.correction_matmul (%xv, %xi block 32), (%qw) acc %y0 : (tensor<16x8x2xbf16>, tensor<16x8x2xi8>), (!qw), tensor<16x96xf32> -> tensor<16x96xf32>
+  %y2 = fp4.correction_matmul (%qx), (%wv, %wi block 32) acc %y1 : (!qx), (tensor<96x8x2xbf16>, tensor<96x8x2xi8>), tensor<16x96xf32> -> tensor<16x96xf32>
+  %y3 = fp4.correction_matmul (%xv, %xi block 32), (%wv, %wi block 32) acc %y2 : (tensor<16x8x2xbf16>, tensor<16x8x2xi8>), (tensor<96x8x2xbf16>, tensor<96x8x2xi8>), tensor<16x96xf32> -> tensor<16x96xf32>
+  %y4 = fp4.correction_matmul (%rv, %ri block 4), (%qw) acc %y3 : (tensor<16x64x2xbf16>, tensor<16x64x2xi8>), (!qw), tensor<16x96xf32> -> tensor<16x96xf32>
+  %y5 = fp4.correction_matmul (%rv, %ri block 4), (%wv, %wi block 32) acc %y4 : (tensor<16x64x2xbf16>, tensor<16x64x2xi8>), (tensor<96x8x2xbf16>, tensor<96x8x2xi8>), tensor<16x96xf32> -> tensor<16x96xbf16>
+  return %y5 : tensor<16x96xbf16>
+}
+
+// Static channels (W4A16 on the rest): the gathered channels meet in bf16.
+func.func @channels(%x: tensor<130x224xbf16>, %w: tensor<77x224xbf16>) -> tensor<130x77xf32> {
+  %rest, %g = fp4.split_channels %x channels [5, 70, 131] : tensor<130x224xbf16> -> tensor<130x3xbf16>
+  %wrest, %wg = fp4.split_channels %w channels [5, 70, 131] : tensor<77x224xbf16> -> tensor<77x3xbf16>
+  %qw = fp4.quantize %wrest : tensor<77x224xbf16> -> !fp4.tensor<77x224xf4E2M1FN, #fp4.mxfp4, axis = 1>
+  %y0 = fp4.matmul %rest, %qw : tensor<130x224xbf16>, !fp4.tensor<77x224xf4E2M1FN, #fp4.mxfp4, axis = 1> -> tensor<130x77xf32>
+  %y = fp4.correction_matmul (%g), (%wg) acc %y0 : (tensor<130x3xbf16>), (tensor<77x3xbf16>), tensor<130x77xf32> -> tensor<130x77xf32>
+  return %y : tensor<130x77xf32>
+}
