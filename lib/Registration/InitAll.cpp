@@ -2,6 +2,7 @@
 
 #include "fp4/InitAll.h"
 #include "fp4/Dialect/FP4/IR/FP4Dialect.h"
+#include "fp4/Conversion/FP4ToGPU/SchemeGPULoweringInterface.h"
 #include "fp4/Conversion/FP4ToLinalg/SchemeLoweringInterface.h"
 #include "fp4/Conversion/Passes.h"
 #include "fp4/Dialect/FP4/Transforms/Passes.h"
@@ -17,6 +18,7 @@ void mlir::fp4::registerAllDialects(DialectRegistry &registry) {
   registry.insert<fp4::FP4Dialect, arith::ArithDialect, func::FuncDialect,
                   linalg::LinalgDialect, tensor::TensorDialect>();
   registerSchemeLoweringInterfaceModels(registry);
+  registerSchemeGPULoweringInterfaceModels(registry);
 }
 
 void mlir::fp4::registerAllPasses() {

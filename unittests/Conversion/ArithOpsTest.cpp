@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fp4/Conversion/FP4ToLinalg/ArithOps.h"
+#include "fp4/Numerics/IR/ArithOps.h"
 #include "fp4/Numerics/ScalarOps.h"
 #include "fp4/Numerics/F16.h"
 #include "fp4/Numerics/ScalarRules.h"

@@ -74,9 +74,15 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
     `fp4.gpu_kernels`, which `fp4-export-gpu-kernels` writes out as the
     manifest used by `fp4.gpu` in Python.
 
-    Ops left alone (dynamic shapes, rank other than 2, axis not last) stay
-    on the host and are lowered by the CPU path; each gets a remark saying
-    why. An unsupported chip, `native-fp4` on a chip without FP4
+    The pass applies the public patterns of
+    `populateFP4ToGPUConversionPatterns` (include/fp4/Conversion/FP4ToGPU/
+    FP4ToGPU.h), one per op kind, once per op in program order. Ops the
+    patterns decline (dynamic shapes, rank other than 2, axis not last,
+    empty dimensions, forms no kernel family takes) stay on the host and are
+    lowered by the CPU path; each gets a remark saying why (the pattern's
+    match failure reason), unless `remarks=false`. The format-specific parts
+    of the kernels come from each scheme's SchemeGPULoweringAttrInterface
+    model. An unsupported chip, `native-fp4` on a chip without FP4
     instructions, or an option out of range is an error.
   }];
   let options = [
@@ -128,7 +134,10 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
            "into mma fragments)">,
     Option<"elementwiseThreads", "elementwise-threads", "int64_t",
            /*default=*/"256",
-           "Quantize/dequantize: threads per CTA (multiple of 32, <= 1024)">
+           "Quantize/dequantize: threads per CTA (multiple of 32, <= 1024)">,
+    Option<"remarks", "remarks", "bool", /*default=*/"true",
+           "Emit a remark 'stays on the host: <reason>' for every op the "
+           "patterns decline">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

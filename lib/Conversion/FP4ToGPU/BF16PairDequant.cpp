@@ -1,24 +1,23 @@
 //===- BF16PairDequant.cpp - bf16x2 mma operands from 4-bit codes ---------===//
 //
-// The exact bit manipulations are explained in BF16PairDequant.h. The block
-// scale decoders reuse the numerics rules (E8M0.h, E4M3.h) through ArithOps
-// and take the top half of the f32 result: both factors are exact in bf16,
-// so this truncation is exact too.
+// The code and scale decoders are the numerics templates of
+// fp4/Numerics/BF16Pair.h emitted through ArithOps (checked exhaustively
+// against the scalar rules by unittests/Numerics/BF16PairTest.cpp); this
+// file adds the instructions that are not numerics: byte permutes, bf16x2
+// multiplies and mma.sync.
 //
 //===----------------------------------------------------------------------===//
 
 #include "BF16PairDequant.h"
 
-#include "fp4/Conversion/FP4ToLinalg/ArithOps.h"
-#include "fp4/Numerics/E4M3.h"
-#include "fp4/Numerics/E8M0.h"
+#include "fp4/Numerics/BF16Pair.h"
+#include "fp4/Numerics/IR/ArithOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 #include <array>
-#include <cstring>
 
 using namespace mlir;
 using namespace mlir::fp4;
@@ -31,18 +30,7 @@ static Value i32Const(OpBuilder &b, Location loc, int64_t v) {
 Value mlir::fp4::buildE2M1PairBits(OpBuilder &b, Location loc, Value word,
                                    int64_t pair) {
   assert(pair >= 0 && pair < 4 && "pair index out of range");
-  auto shift = [&](int64_t amount) -> Value {
-    if (amount > 0)
-      return arith::ShLIOp::create(b, loc, word, i32Const(b, loc, amount));
-    if (amount < 0)
-      return arith::ShRUIOp::create(b, loc, word, i32Const(b, loc, -amount));
-    return word;
-  };
-  Value magnitude = arith::AndIOp::create(b, loc, shift(6 - 4 * pair),
-                                          i32Const(b, loc, 0x01C001C0));
-  Value sign = arith::AndIOp::create(b, loc, shift(12 - 4 * pair),
-                                     i32Const(b, loc, 0x80008000));
-  return arith::OrIOp::create(b, loc, magnitude, sign);
+  return numerics::e2m1PairBits(ArithOps(b, loc), word, pair);
 }
 
 uint32_t mlir::fp4::bf16PairSelector(int64_t pair) {
@@ -74,45 +62,25 @@ Value mlir::fp4::buildMulBF16x2(OpBuilder &b, Location loc, Value x, Value y) {
 }
 
 Value mlir::fp4::buildBF16x2Constant(OpBuilder &b, Location loc, float value) {
-  uint32_t bits;
-  static_assert(sizeof(bits) == sizeof(value));
-  std::memcpy(&bits, &value, sizeof(bits));
-  assert((bits & 0xFFFFu) == 0 && "constant not exact in bf16");
-  uint32_t half = bits >> 16;
-  return i32Const(b, loc, static_cast<int32_t>(half | (half << 16)));
+  return i32Const(b, loc, numerics::bf16x2SplatBits(value));
 }
 
 Value mlir::fp4::buildSplatBF16Bits(OpBuilder &b, Location loc, Value bits) {
-  return arith::MulIOp::create(b, loc, bits, i32Const(b, loc, 0x00010001));
+  return numerics::splatBF16Bits(ArithOps(b, loc), bits);
 }
 
 Value mlir::fp4::buildE8M0FactorTimes2Pow126(OpBuilder &b, Location loc,
                                              Value byte) {
-  // bf16 exponent field byte + 126 (2^(byte - 1)), mantissa 0, in both
-  // halves: (byte + 126) * 0x00800080.
-  Value scaled =
-      arith::MulIOp::create(b, loc, byte, i32Const(b, loc, 0x00800080));
-  return arith::AddIOp::create(b, loc, scaled,
-                               i32Const(b, loc, 126 * 0x00800080));
-}
-
-/// The upper half of an f32 that is exact in bf16, in both halves.
-static Value splatUpperHalf(OpBuilder &b, Location loc, Value f32Value) {
-  Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), f32Value);
-  Value half = arith::ShRUIOp::create(b, loc, bits, i32Const(b, loc, 16));
-  return buildSplatBF16Bits(b, loc, half);
+  return numerics::e8m0FactorTimes2Pow126Pair(ArithOps(b, loc), byte);
 }
 
 Value mlir::fp4::buildE8M0Factor(OpBuilder &b, Location loc, Value byte) {
-  ArithOps ops(b, loc);
-  return splatUpperHalf(b, loc, numerics::e8m0Decode(ops, byte));
+  return numerics::e8m0FactorPair(ArithOps(b, loc), byte);
 }
 
 Value mlir::fp4::buildE4M3FactorTimes2Pow118(OpBuilder &b, Location loc,
                                              Value byte) {
-  ArithOps ops(b, loc);
-  Value scale = numerics::e4m3Decode(ops, byte);
-  return splatUpperHalf(b, loc, ops.mulf(scale, ops.f32(0x1p118f)));
+  return numerics::e4m3FactorTimes2Pow118Pair(ArithOps(b, loc), byte);
 }
 
 SmallVector<Value, 4> mlir::fp4::buildMmaBF16(OpBuilder &b, Location loc,

@@ -5,21 +5,11 @@
 // bf16x2 registers for mma.sync m16n8k16 (bf16 in, f32 accumulate), with
 // integer and bf16x2 operations only (no table, no conversion instruction).
 //
-// Code word: an i32 holding 8 consecutive codes of one row, element j in
-// nibble j (bits 4j..4j+3), i.e. 4 bytes of the codes buffer read as a
-// little-endian word. Pair p (0..3) of a word is the bf16x2 register whose
-// low half is element p and whose high half is element p + 4:
+// The code and scale bit tricks are numerics templates (fp4/Numerics/
+// BF16Pair.h, where the derivation is); these are their IR builders.
 //
-//   ((w << (6 - 4p)) & 0x01C001C0) | ((w << (12 - 4p)) & 0x80008000)
-//
-// (a negative shift is a right shift) moves the magnitude bits E E M of each
-// code to bf16 bits 8..6 (the low two exponent bits and the top mantissa
-// bit) and its sign to bit 15. The bf16 value is then exactly
-// e2m1(code) * 2^-126: code 1 (0.5) becomes the subnormal 2^-127, codes
-// 2..7 the normal numbers 2^-126 * {1, 1.5, 2, 3, 4, 6}. One bf16x2
-// multiplication by 2^126 * s, s the block scale, gives the dequantized
-// value; it is exact whenever that value is representable, since FP4 values
-// have 2 significant bits and the scales here at most 4.
+// Pair p (0..3) of a code word is the bf16x2 register (element p, element
+// p + 4), valued e2m1 * 2^-126.
 //
 // An activation row in bf16 uses the same pairing: pair p of 8 consecutive
 // bf16 values held in 4 words is one byte permute (prmt) of words p/2 and

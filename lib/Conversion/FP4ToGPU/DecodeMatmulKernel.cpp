@@ -52,6 +52,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BF16PairDequant.h"
+#include "FragmentDequant.h"
 #include "fp4/Conversion/FP4ToGPU/KernelBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -77,10 +78,10 @@ constexpr int64_t kUnit = 32;
 /// mma k16 steps per chunk (a unit is 16 pairs, 2 per step and row).
 constexpr int64_t kStepsPerChunk = 8;
 
-/// What the kernel reads of a quantized operand (weights, or the W4A4 lhs).
+/// What the kernel reads of a quantized operand (weights, or the W4A4 lhs):
+/// its scheme's bf16 fragment form (FragmentDequant.h).
 struct QuantOperand {
-  enum class Scale { E8M0, E4M3 };
-  Scale scale = Scale::E8M0;
+  std::optional<BF16FragmentDequant> dequant;
   /// Elements per scale byte.
   int64_t blockSize = 32;
   /// Elements per bf16 macro factor (0: no factors).
@@ -93,28 +94,31 @@ struct QuantOperand {
     return 2 + ((macroBlock != 0 || hasTensorScale) ? 1 : 0);
   }
   /// The fragments hold value * 2^-fragmentShift.
-  int64_t fragmentShift() const { return scale == Scale::E4M3 ? 8 : 0; }
+  int64_t fragmentShift() const { return dequant->exponentOffset(); }
   /// Scale bytes per 32-element unit, and the one code word v belongs to.
   int64_t scalesPerUnit() const { return blockSize == 16 ? 2 : 1; }
   int64_t scaleSlot(int64_t word) const {
     return blockSize == 16 ? word / 2 : 0;
   }
   /// The scale byte of a unit lane that lies beyond K: value 1.
-  int64_t benignScaleByte() const { return scale == Scale::E8M0 ? 127 : 0x38; }
+  int64_t benignScaleByte() const {
+    return dequant->getForm().unitScaleByte;
+  }
 };
 
 FailureOr<QuantOperand> describeOperand(QuantizedTensorType type, int64_t k,
                                         StringRef role, std::string &reason) {
-  Attribute scheme = type.getScheme();
   QuantOperand q;
-  if (auto mx = dyn_cast<MXFP4Attr>(scheme)) {
-    q.blockSize = mx.getBlockSize();
-  } else if (isa<NVFP4Attr>(scheme)) {
-    q.scale = QuantOperand::Scale::E4M3;
-    q.blockSize = 16;
-    q.hasTensorScale = true;
-  } else if (auto macro = dyn_cast<MXFP4MacroAttr>(scheme)) {
-    q.macroBlock = macro.getMacroBlock() == 0 ? k : macro.getMacroBlock();
+  std::string why;
+  q.dequant = BF16FragmentDequant::get(type, why);
+  if (!q.dequant) {
+    reason = (role + ": " + why).str();
+    return failure();
+  }
+  q.blockSize = q.dequant->getBlockSize();
+  q.hasTensorScale = q.dequant->hasTensorScale();
+  if (q.dequant->hasMacroFactors()) {
+    q.macroBlock = q.dequant->getMacroSpan(k);
     if (q.macroBlock % kChunk != 0 && q.macroBlock != k) {
       reason = (role + ": macro blocks of " + Twine(q.macroBlock) +
                 " elements split a 128-element chunk (the decode kernel "
@@ -122,11 +126,6 @@ FailureOr<QuantOperand> describeOperand(QuantizedTensorType type, int64_t k,
                    .str();
       return failure();
     }
-  } else {
-    reason = (role + ": " + type.getScheme().getFormatName() +
-              " has no tensor-core dequantization in the decode kernel")
-                 .str();
-    return failure();
   }
   if (q.blockSize != 16 && q.blockSize % kUnit != 0) {
     reason = (role + ": scale blocks of " + Twine(q.blockSize) +
@@ -433,16 +432,17 @@ ChunkLoads DecodeKernelEmitter::unflattenWeights(Value chunk,
 
 SmallVector<SmallVector<Value, 2>>
 DecodeKernelEmitter::factors(const QuantOperand &q, ArrayRef<Value> bytes) {
-  // E8M0: 2^126 then 2^(byte - 127), two exact multiplies for every byte
-  // (one factor 2^(byte - 1) would overflow bf16 above byte 128). E4M3:
-  // one multiply by 2^118 * e4m3.
+  // The general (exact for every byte) form of the scheme: E8M0: 2^126
+  // then 2^(byte - 127), two multiplies (one factor 2^(byte - 1) would
+  // overflow bf16 above byte 128). E4M3: one multiply by 2^118 * e4m3.
   SmallVector<SmallVector<Value, 2>> out;
+  float restore = q.dequant->getForm().restoreFactor;
   for (Value byte : bytes) {
-    if (q.scale == QuantOperand::Scale::E4M3)
-      out.push_back({buildE4M3FactorTimes2Pow118(b, loc, byte)});
+    if (restore == 0.0f)
+      out.push_back({q.dequant->emitMultiplier(b, loc, byte)});
     else
-      out.push_back({buildBF16x2Constant(b, loc, 0x1p126f),
-                     buildE8M0Factor(b, loc, byte)});
+      out.push_back({buildBF16x2Constant(b, loc, restore),
+                     q.dequant->emitMultiplier(b, loc, byte)});
   }
   return out;
 }

@@ -6,8 +6,9 @@
 // code load and, for bf16, a 32-byte store per thread).
 //
 // Each value is the scheme's dequantize rule of the numerics library
-// (mxfp4Dequant, nvfp4Dequant, macroDequant, hif4Dequant) on the same code
-// and scale values the CPU lowering reads, so the f32 value is the
+// (mxfp4Dequant, nvfp4Dequant, macroDequant, hif4Dequant), emitted by the
+// scheme's GPU model (buildGPUDequantizeChunk) on the same code and scale
+// values the CPU lowering reads, so the f32 value is the
 // reference's bit for bit; it is rounded once to the result type with
 // roundToBF16 / roundToF16, the rules of castFloatTensor. The kernel is
 // memory-bound: the scale of a block is one (cached) byte load per thread.
@@ -17,39 +18,11 @@
 #include "ElementwiseKernel.h"
 #include "fp4/Conversion/FP4ToGPU/KernelBuilders.h"
 
-#include "fp4/Conversion/FP4ToLinalg/ArithOps.h"
-#include "fp4/Numerics/BF16.h"
-#include "fp4/Numerics/HiF4.h"
-#include "fp4/Numerics/MXFP4.h"
-#include "fp4/Numerics/MacroBlock.h"
-#include "fp4/Numerics/NVFP4.h"
+#include "fp4/Conversion/FP4ToGPU/SchemeGPULoweringInterface.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 using namespace mlir;
 using namespace mlir::fp4;
-
-namespace {
-
-/// The scheme's scale block along K (HiF4: the 64-group).
-int64_t scaleBlock(Attribute scheme) {
-  if (auto mx = dyn_cast<MXFP4Attr>(scheme))
-    return mx.getBlockSize();
-  if (isa<NVFP4Attr>(scheme))
-    return numerics::kNVFP4BlockSize;
-  if (isa<HiF4Attr>(scheme))
-    return numerics::kHiF4GroupSize;
-  return 32; // MXFP4 macro: blocks of 32.
-}
-
-/// i8 byte at (row, col) of `memref`, zero-extended to i32 (as the
-/// reference's extui of an i8 component).
-Value loadByte(OpBuilder &b, Location loc, Value memref, Value row, Value col) {
-  Value byte = memref::LoadOp::create(b, loc, memref, ValueRange{row, col});
-  return arith::ExtUIOp::create(b, loc, b.getI32Type(), byte);
-}
-
-} // namespace
 
 FailureOr<KernelPlan> mlir::fp4::buildDequantizeKernel(
     OpBuilder &builder, Location loc, gpu::GPUModuleOp module, StringRef name,
@@ -68,15 +41,13 @@ FailureOr<KernelPlan> mlir::fp4::buildDequantizeKernel(
     reason = "the dequantize kernel writes bf16, f16 or f32";
     return failure();
   }
-  Attribute scheme = type.getScheme();
-  if (!isa<MXFP4Attr, NVFP4Attr, HiF4Attr, MXFP4MacroAttr>(scheme)) {
+  auto scheme = dyn_cast<SchemeGPULoweringAttrInterface>(type.getScheme());
+  if (!scheme) {
     reason = "unsupported quantization scheme";
     return failure();
   }
-  const int64_t block = scaleBlock(scheme);
-  int64_t macro = 0;
-  if (auto m = dyn_cast<MXFP4MacroAttr>(scheme))
-    macro = m.getMacroBlock() == 0 ? spec.cols : m.getMacroBlock();
+  const int64_t block = scheme.getGPUScaleBlock();
+  const int64_t macro = scheme.getGPUMacroBlock(spec.cols);
   // A chunk lies in one block or holds whole blocks (and the same for macro
   // blocks), so its scales are a few loads at static offsets.
   auto fits = [&](int64_t e, int64_t size) {
@@ -98,11 +69,7 @@ FailureOr<KernelPlan> mlir::fp4::buildDequantizeKernel(
   KernelLaunch launch;
   launch.block = {blockDim, 1, 1};
   launch.grid = {llvm::divideCeilSigned(numChunks, blockDim), 1, 1};
-  std::string schemeName = isa<MXFP4Attr>(scheme)   ? "mxfp4"
-                           : isa<NVFP4Attr>(scheme) ? "nvfp4"
-                           : isa<HiF4Attr>(scheme)  ? "hif4"
-                                                    : "macro";
-  launch.variant = "dequantize_" + schemeName;
+  launch.variant = ("dequantize_" + scheme.getGPUVariantName()).str();
   for (const KernelArg &a : spec.args)
     launch.argNames.push_back(a.name);
   launch.func =
@@ -112,7 +79,6 @@ FailureOr<KernelPlan> mlir::fp4::buildDequantizeKernel(
   Block &body = launch.func.getBody().front();
   builder.setInsertionPoint(body.getTerminator());
   OpBuilder &b = builder;
-  ArithOps ops(b, loc);
   ValueRange components = body.getArguments().drop_back();
   Value out = body.getArguments().back();
 
@@ -121,69 +87,8 @@ FailureOr<KernelPlan> mlir::fp4::buildDequantizeKernel(
   SmallVector<Value> codes =
       loadCodes(b, loc, components[0], c.row, c.col, chunk);
 
-  // The scale value(s) of the chunk: one per run of min(block, E) elements.
-  int64_t run = std::min(block, chunk);
-  auto runColumn = [&](int64_t size, int64_t s) {
-    Value first =
-        arith::DivUIOp::create(b, loc, c.col, indexConst(b, loc, size));
-    return s == 0 ? first
-                  : arith::AddIOp::create(b, loc, first, indexConst(b, loc, s))
-                        .getResult();
-  };
-  SmallVector<Value> values(chunk);
-  if (isa<MXFP4Attr, NVFP4Attr>(scheme)) {
-    Value gDec;
-    if (isa<NVFP4Attr>(scheme))
-      gDec = memref::LoadOp::create(b, loc, components[2], ValueRange{});
-    for (int64_t s = 0; s < chunk / run; ++s) {
-      Value byte = loadByte(b, loc, components[1], c.row, runColumn(block, s));
-      for (int64_t j = s * run; j < (s + 1) * run; ++j)
-        values[j] = gDec ? numerics::nvfp4Dequant(ops, codes[j], byte, gDec)
-                         : numerics::mxfp4Dequant(ops, codes[j], byte);
-    }
-  } else if (isa<MXFP4MacroAttr>(scheme)) {
-    int64_t macroRun = std::min(macro, chunk);
-    SmallVector<Value> factors;
-    for (int64_t s = 0; s < chunk / macroRun; ++s) {
-      Value f = memref::LoadOp::create(b, loc, components[2],
-                                       ValueRange{c.row, runColumn(macro, s)});
-      Value bits16 = arith::BitcastOp::create(b, loc, b.getI16Type(), f);
-      factors.push_back(numerics::bf16Decode(
-          ops, arith::ExtUIOp::create(b, loc, b.getI32Type(), bits16)));
-    }
-    for (int64_t s = 0; s < chunk / run; ++s) {
-      Value byte = loadByte(b, loc, components[1], c.row, runColumn(block, s));
-      for (int64_t j = s * run; j < (s + 1) * run; ++j)
-        values[j] =
-            numerics::macroDequant(ops, codes[j], byte, factors[j / macroRun]);
-    }
-  } else {
-    // HiF4: one metadata word per 64; element j of 8-block i (i = col mod
-    // 64 / 8 + ...) reads level bits 8 + i and 16 + (2i + h).
-    Value word = memref::LoadOp::create(b, loc, components[1],
-                                        ValueRange{c.row, runColumn(block, 0)});
-    Value sf = numerics::e6m2Decode(ops, word);
-    Value firstEight = arith::IndexCastUIOp::create(
-        b, loc, b.getI32Type(),
-        arith::DivUIOp::create(
-            b, loc,
-            arith::RemUIOp::create(b, loc, c.col, indexConst(b, loc, block)),
-            indexConst(b, loc, numerics::kHiF4Level2Size)));
-    for (int64_t s = 0; s < chunk / numerics::kHiF4Level2Size; ++s) {
-      Value i = ops.addi(firstEight, ops.i32(s));
-      Value l2 = ops.andi(ops.shrui(word, ops.addi(i, ops.i32(8))), ops.i32(1));
-      for (int64_t h = 0; h < 2; ++h) {
-        Value jBit = ops.addi(ops.muli(i, ops.i32(2)), ops.i32(h));
-        Value l3 =
-            ops.andi(ops.shrui(word, ops.addi(jBit, ops.i32(16))), ops.i32(1));
-        Value level = numerics::hif4LevelScale(ops, l2, l3);
-        for (int64_t t = 0; t < numerics::kHiF4Level3Size; ++t) {
-          int64_t j = 8 * s + 4 * h + t;
-          values[j] = numerics::hif4Dequant(ops, codes[j], level, sf);
-        }
-      }
-    }
-  }
+  SmallVector<Value> values = scheme.buildGPUDequantizeChunk(
+      b, loc, components, codes, c.row, c.col, type);
   emitIf(b, loc, c.valid, [&](OpBuilder &, Location) {
     storeF32AsFloats(b, loc, values, out, c.row, c.col);
   });

@@ -19,43 +19,52 @@ using namespace mlir::fp4;
 
 std::optional<BF16FragmentDequant>
 BF16FragmentDequant::get(QuantizedTensorType type, std::string &reason) {
-  Attribute scheme = type.getScheme();
-  if (auto mx = dyn_cast<MXFP4Attr>(scheme)) {
-    // A lane's 16-element run of a K group must not straddle two blocks.
-    if (mx.getBlockSize() % 16 != 0) {
-      reason = "MXFP4 block size " + std::to_string(mx.getBlockSize()) +
-               " is not a multiple of 16";
-      return std::nullopt;
-    }
-    return BF16FragmentDequant(/*nvfp4=*/false, mx.getBlockSize());
-  }
-  if (isa<NVFP4Attr>(scheme))
-    return BF16FragmentDequant(/*nvfp4=*/true, 16);
-  if (auto macro = dyn_cast<MXFP4MacroAttr>(scheme))
-    return BF16FragmentDequant(/*nvfp4=*/false, 32, macro.getMacroBlock());
-  reason = "scheme '" +
-           cast<QuantSchemeAttrInterface>(scheme).getFormatName().str() +
-           "' has no bf16 fragment dequantizer";
-  return std::nullopt;
+  auto scheme = dyn_cast<SchemeGPULoweringAttrInterface>(type.getScheme());
+  std::optional<BF16FragmentForm> form;
+  if (scheme)
+    form = scheme.getBF16FragmentForm(type, reason);
+  else
+    reason = "scheme '" +
+             cast<QuantSchemeAttrInterface>(type.getScheme())
+                 .getFormatName()
+                 .str() +
+             "' has no GPU lowering model";
+  if (!form)
+    return std::nullopt;
+  return BF16FragmentDequant(scheme, *form);
+}
+
+BF16FragmentForm mlir::fp4::getE8M0FragmentForm(int64_t blockSize,
+                                                int64_t macroBlock) {
+  BF16FragmentForm form;
+  form.blockSize = blockSize;
+  form.macroBlock = macroBlock;
+  form.restoreFactor = 0x1p126f;
+  form.hasFastForm = true;
+  form.fastFormMaxByte = 128;
+  form.unitScaleByte = 127;
+  return form;
+}
+
+Value mlir::fp4::emitE8M0Multiplier(OpBuilder &b, Location loc, Value byte,
+                                    bool fast) {
+  // 2^(byte - 127) alone in general, as 2^(byte - 1) overflows bf16 for
+  // scales above 2; the 2^126 is a separate multiply unless `fast`.
+  return fast ? buildE8M0FactorTimes2Pow126(b, loc, byte)
+              : buildE8M0Factor(b, loc, byte);
 }
 
 Value BF16FragmentDequant::emitMultiplier(OpBuilder &b, Location loc,
                                           Value byte, bool fast) const {
-  // NVFP4: e4m3 * 2^(126 - kNVFP4Offset). MXFP4: 2^(byte - 127) alone, as
-  // 2^(byte - 1) overflows bf16 for scales above 2; the 2^126 is a
-  // separate multiply in emitDequantWord unless `fast`.
-  static_assert(kNVFP4Offset == 8, "buildE4M3FactorTimes2Pow118");
-  if (nvfp4)
-    return buildE4M3FactorTimes2Pow118(b, loc, byte);
-  return fast ? buildE8M0FactorTimes2Pow126(b, loc, byte)
-              : buildE8M0Factor(b, loc, byte);
+  return scheme.buildBF16ScaleMultiplier(b, loc, byte, fast);
 }
 
 Value BF16FragmentDequant::emitFastFormApplies(OpBuilder &b, Location loc,
                                                Value byte) const {
   return arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::ule, byte,
-      arith::ConstantIntOp::create(b, loc, b.getI32Type(), 128));
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                   form.fastFormMaxByte));
 }
 
 std::array<Value, 4>
@@ -73,8 +82,9 @@ BF16FragmentDequant::emitDequantWord(OpBuilder &b, Location loc, Value word,
       buildPermuteBytes(b, loc, p0, p1, 0x7632), // (n4, n5)
       buildPermuteBytes(b, loc, p2, p3, 0x7632), // (n6, n7)
   };
-  Value restore = (nvfp4 || fast) ? Value()
-                                  : buildBF16x2Constant(b, loc, 0x1p126f);
+  Value restore = (form.restoreFactor == 0.0f || fast)
+                      ? Value()
+                      : buildBF16x2Constant(b, loc, form.restoreFactor);
   for (Value &pair : pairs) {
     if (restore)
       pair = buildMulBF16x2(b, loc, pair, restore);

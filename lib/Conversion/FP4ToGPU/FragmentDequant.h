@@ -17,6 +17,7 @@
 #ifndef LIB_CONVERSION_FP4TOGPU_FRAGMENTDEQUANT_H
 #define LIB_CONVERSION_FP4TOGPU_FRAGMENTDEQUANT_H
 
+#include "fp4/Conversion/FP4ToGPU/SchemeGPULoweringInterface.h"
 #include "fp4/Dialect/FP4/IR/FP4Dialect.h"
 #include "mlir/IR/Builders.h"
 
@@ -26,9 +27,11 @@
 
 namespace mlir::fp4 {
 
-/// How the codes of one quantized operand become bf16: MXFP4, NVFP4, and
-/// the MXFP4 part of macro-scaled MXFP4 (whose bf16 macro factors are not
-/// exact in a bf16 product; the kernel applies them to f32 partial sums).
+/// How the codes of one quantized operand become bf16, as its scheme's GPU
+/// model describes it (SchemeGPULoweringAttrInterface::getBF16FragmentForm:
+/// MXFP4, NVFP4, and the MXFP4 part of macro-scaled MXFP4, whose bf16 macro
+/// factors are not exact in a bf16 product; the kernel applies them to f32
+/// partial sums).
 class BF16FragmentDequant {
 public:
   /// The dequantizer of `type`'s scheme, or nullopt with `reason` set when
@@ -37,13 +40,14 @@ public:
   static std::optional<BF16FragmentDequant> get(QuantizedTensorType type,
                                                 std::string &reason);
 
-  int64_t getBlockSize() const { return blockSize; }
-  bool isNVFP4() const { return nvfp4; }
+  const BF16FragmentForm &getForm() const { return form; }
+  int64_t getBlockSize() const { return form.blockSize; }
+  bool hasTensorScale() const { return form.hasTensorScale; }
   /// Macro-scaled MXFP4: one f32-applied factor per macro block (the
   /// factors component), spanning getMacroSpan(k) elements of an axis of k.
-  bool hasMacroFactors() const { return macroBlock >= 0; }
+  bool hasMacroFactors() const { return form.macroBlock >= 0; }
   int64_t getMacroSpan(int64_t k) const {
-    return macroBlock == 0 ? k : macroBlock;
+    return form.macroBlock == 0 ? k : form.macroBlock;
   }
 
   /// bf16x2 multiplier bits (i32, both halves equal) for the block scale
@@ -62,32 +66,34 @@ public:
                                        Value multiplier,
                                        bool fast = false) const;
 
-  /// MXFP4 needs two multiplies per pair in general (2^126, then the scale:
-  /// their product 2^(byte - 1) overflows bf16 above byte 128), but one when
-  /// the byte is at most 128 (scales up to 2, i.e. blocks with amax < 16:
-  /// practically every weight). NVFP4 always uses one.
-  bool hasFastForm() const { return !nvfp4; }
+  /// Whether a one-multiply form exists for small scale bytes (MXFP4: the
+  /// two multiplies 2^126 and 2^(byte - 127) become one 2^(byte - 1) for
+  /// bytes up to 128, i.e. blocks with amax < 16: practically every weight).
+  bool hasFastForm() const { return form.hasFastForm; }
   /// i1: whether `byte` may use the fast form.
   Value emitFastFormApplies(OpBuilder &b, Location loc, Value byte) const;
 
   /// The products carry a factor 2^-exponentOffset(): the accumulator must
-  /// be multiplied by 2^exponentOffset() (and the NVFP4 tensor scale).
-  int64_t exponentOffset() const { return nvfp4 ? kNVFP4Offset : 0; }
-
-  /// The offset that keeps e2m1 * e4m3 * 2^(126 - offset) a finite bf16
-  /// (448 * 6 < 2^12) and e2m1 * e4m3 * 2^-offset exact (multiples of
-  /// 2^-10 * 2^-offset stay above the bf16 subnormal step 2^-133).
-  static constexpr int64_t kNVFP4Offset = 8;
+  /// be multiplied by 2^exponentOffset() (and the tensor scale, if any).
+  int64_t exponentOffset() const { return form.exponentOffset; }
 
 private:
-  BF16FragmentDequant(bool nvfp4, int64_t blockSize, int64_t macroBlock = -1)
-      : nvfp4(nvfp4), blockSize(blockSize), macroBlock(macroBlock) {}
+  BF16FragmentDequant(SchemeGPULoweringAttrInterface scheme,
+                      BF16FragmentForm form)
+      : scheme(scheme), form(form) {}
 
-  bool nvfp4;
-  int64_t blockSize;
-  /// -1: no macro factors; 0: one factor per row; else elements per factor.
-  int64_t macroBlock;
+  SchemeGPULoweringAttrInterface scheme;
+  BF16FragmentForm form;
 };
+
+/// The form of E8M0-scaled codes (MXFP4 blocks of `blockSize`, and the
+/// MXFP4 part of macro scaling with `macroBlock`): 2^126 then 2^(byte - 127),
+/// or one 2^(byte - 1) for bytes up to 128.
+BF16FragmentForm getE8M0FragmentForm(int64_t blockSize,
+                                     int64_t macroBlock = -1);
+
+/// The multiplier of an E8M0 byte for that form (BF16PairDequant.h).
+Value emitE8M0Multiplier(OpBuilder &b, Location loc, Value byte, bool fast);
 
 } // namespace mlir::fp4
 

@@ -726,7 +726,7 @@ Value PrefillEmitter::applyFactors(Value v, int64_t i, int64_t jn, int64_t e,
 void PrefillEmitter::epilogue(ValueRange acc) {
   Type f32 = b.getF32Type();
   Type outType = spec.resultElementType;
-  // The products carry 2^-(offsets); the NVFP4 tensor scales multiply the
+  // The products carry 2^-(offsets); the tensor scales (NVFP4) multiply the
   // result (numerics: e2m1 * s * g_dec, g_dec applied last).
   int64_t offset = rhsDequant.exponentOffset() +
                    (lhsDequant ? lhsDequant->exponentOffset() : 0);
@@ -734,10 +734,10 @@ void PrefillEmitter::epilogue(ValueRange acc) {
   if (offset != 0)
     factors.push_back(arith::ConstantOp::create(
         b, loc, b.getF32FloatAttr(std::ldexp(1.0f, offset))));
-  if (rhsDequant.isNVFP4())
+  if (rhsDequant.hasTensorScale())
     factors.push_back(
         memref::LoadOp::create(b, loc, rhsArgs[2], ValueRange{}));
-  if (lhsDequant && lhsDequant->isNVFP4())
+  if (lhsDequant && lhsDequant->hasTensorScale())
     factors.push_back(
         memref::LoadOp::create(b, loc, lhsArgs[2], ValueRange{}));
 

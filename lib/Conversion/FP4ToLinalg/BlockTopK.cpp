@@ -11,7 +11,7 @@
 
 #include "BlockTopK.h"
 
-#include "fp4/Conversion/FP4ToLinalg/ArithOps.h"
+#include "fp4/Numerics/IR/ArithOps.h"
 #include "fp4/Numerics/Outliers.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

@@ -8,7 +8,7 @@
 
 #include "fp4/Conversion/FP4ToLinalg/BlockedTensorBuilder.h"
 
-#include "fp4/Conversion/FP4ToLinalg/ArithOps.h"
+#include "fp4/Numerics/IR/ArithOps.h"
 #include "fp4/Numerics/CounterRandom.h"
 #include "fp4/Numerics/F32Bits.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

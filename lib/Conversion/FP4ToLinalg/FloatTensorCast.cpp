@@ -10,7 +10,7 @@
 
 #include "OpLowerings.h"
 
-#include "fp4/Conversion/FP4ToLinalg/ArithOps.h"
+#include "fp4/Numerics/IR/ArithOps.h"
 #include "fp4/Numerics/BF16.h"
 #include "fp4/Numerics/F16.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fp4/Conversion/FP4ToLinalg/ArithOps.h"
+#include "fp4/Numerics/IR/ArithOps.h"
 #include "fp4/Conversion/FP4ToLinalg/BlockedTensorBuilder.h"
 #include "fp4/Conversion/FP4ToLinalg/SchemeLoweringInterface.h"
 #include "fp4/Numerics/HiF4.h"

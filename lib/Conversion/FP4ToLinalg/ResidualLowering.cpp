@@ -11,7 +11,7 @@
 #include "BlockTopK.h"
 #include "OpLowerings.h"
 
-#include "fp4/Conversion/FP4ToLinalg/ArithOps.h"
+#include "fp4/Numerics/IR/ArithOps.h"
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
 #include "fp4/Numerics/Residual.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

@@ -25,7 +25,7 @@
 
 #include "OpLowerings.h"
 
-#include "fp4/Conversion/FP4ToLinalg/ArithOps.h"
+#include "fp4/Numerics/IR/ArithOps.h"
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
 #include "fp4/Numerics/Hadamard.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

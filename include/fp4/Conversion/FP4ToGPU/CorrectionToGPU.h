@@ -40,13 +40,13 @@ struct FP4GPULaunchHooks {
   std::function<std::string(StringRef stem)> nextKernelName;
   /// Appends the kernel arguments of `value` named `name` (its ABI
   /// components when quantized) and returns the host tensors carrying them.
-  std::function<SmallVector<Value>(OpBuilder &, Location, Value value,
+  std::function<SmallVector<Value>(RewriterBase &, Location, Value value,
                                    StringRef name, SmallVector<KernelArg> &)>
       appendArgs;
   /// Host code launching `plan` over `args` (inputs first, bound to
   /// `inputs`); returns the tensors of the named outputs.
   std::function<FailureOr<SmallVector<Value>>(
-      OpBuilder &, Operation *op, const KernelPlan &plan,
+      RewriterBase &, Operation *op, const KernelPlan &plan,
       ArrayRef<KernelArg> args, ArrayRef<Value> inputs,
       ArrayRef<std::pair<std::string, RankedTensorType>> outputs)>
       emitHost;

@@ -1,0 +1,112 @@
+//===- FP4ToGPU.h - fp4 ops to GPU kernels as rewrite patterns --*- C++ -*-===//
+//
+// The patterns of convert-fp4-to-gpu, public so that other compilers can
+// lower fp4 ops to our kernels without our pass: one pattern per op kind
+// (fp4.matmul, fp4.quantize with a fused fp4.rotate, fp4.dequantize), each
+// replacing its op with a kernel in a gpu.module plus host launch code, or
+// failing with a reason (notifyMatchFailure) when the op stays on the host.
+// The patterns of one module share an FP4ToGPULoweringState: the target,
+// the kernel options, the gpu.module and the manifest entries
+// (fp4.gpu_kernels) that fp4-export-gpu-kernels writes out.
+//
+// Typical use (what the pass does):
+//
+//   FP4ToGPULoweringState state(module, target, options, "fp4_kernels");
+//   RewritePatternSet patterns(ctx);
+//   populateFP4ToGPUConversionPatterns(patterns, state);
+//   walkAndApplyPatterns(module, std::move(patterns), &listener);
+//   state.finalize();
+//
+// The patterns create IR only when they succeed (the kernel families build
+// their kernels with their own builder and remove declined attempts), so any
+// driver may run them; they never match ops inside a gpu.module.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP4_CONVERSION_FP4TOGPU_FP4TOGPU_H
+#define FP4_CONVERSION_FP4TOGPU_FP4TOGPU_H
+
+#include "fp4/Conversion/FP4ToGPU/KernelBuilders.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace mlir {
+namespace fp4 {
+
+/// The target facts of `chip` (sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a,
+/// sm_120a), or nullopt for an unsupported chip.
+std::optional<GPUTarget> lookupGPUTarget(StringRef chip);
+
+/// What the patterns of one module share.
+class FP4ToGPULoweringState {
+public:
+  FP4ToGPULoweringState(ModuleOp module, GPUTarget target,
+                        GPUKernelOptions options, StringRef kernelModuleName)
+      : module(module), target(std::move(target)),
+        options(std::move(options)), kernelModuleName(kernelModuleName) {}
+
+  const GPUTarget &getTarget() const { return target; }
+  const GPUKernelOptions &getOptions() const { return options; }
+  StringRef getKernelModuleName() const { return kernelModuleName; }
+
+  /// The gpu.module the kernels go to (created on first use; the module
+  /// becomes a gpu container module).
+  gpu::GPUModuleOp getOrCreateKernelModule();
+  /// A fresh kernel symbol `stem`_N in the kernel module.
+  std::string nextKernelName(StringRef stem);
+
+  /// Host code for `plan` over `args` (inputs first, `inputTensors` carrying
+  /// them, then outputs): a private launch function declared with the plan
+  /// (attribute fp4.gpu_launch, bodies by fp4-gpu-materialize-launches) and
+  /// its call between bufferization.to_buffer / to_tensor, at the
+  /// rewriter's insertion point. Records the manifest entries of `op`.
+  /// Returns the tensors of `outputs` (KernelArg name, type).
+  SmallVector<Value>
+  emitHostLaunch(RewriterBase &rewriter, Operation *op, const KernelPlan &plan,
+                 ArrayRef<KernelArg> args, ArrayRef<Value> inputTensors,
+                 ArrayRef<std::pair<std::string, RankedTensorType>> outputs);
+
+  /// Adds the manifest (fp4.gpu_kernels, fp4.gpu_chip) to the module when a
+  /// kernel was generated; returns whether one was.
+  bool finalize();
+
+private:
+  void recordManifest(Operation *op, const KernelPlan &plan,
+                      ArrayRef<KernelArg> args);
+
+  ModuleOp module;
+  GPUTarget target;
+  GPUKernelOptions options;
+  std::string kernelModuleName;
+  gpu::GPUModuleOp kernelModule;
+  unsigned kernelCounter = 0;
+  SmallVector<Attribute> manifest;
+};
+
+/// Appends the kernel arguments of `value` named `name` (its components,
+/// named by the scheme's GPU model, when quantized) and returns the host
+/// tensors carrying them (fp4.unpack of a quantized value). Fails when a
+/// quantized value's scheme has no GPU lowering model. For patterns outside
+/// this file that launch kernels through FP4ToGPULoweringState.
+FailureOr<SmallVector<Value>> appendKernelArgs(RewriterBase &rewriter,
+                                               Location loc, Value value,
+                                               StringRef name,
+                                               SmallVector<KernelArg> &args);
+
+/// Adds the patterns lowering fp4.matmul, fp4.quantize (with a producing
+/// fp4.rotate fused) and fp4.dequantize to GPU kernels. `state` must
+/// outlive the patterns. The schemes' SchemeGPULoweringAttrInterface models
+/// must be registered (registerSchemeGPULoweringInterfaceModels).
+void populateFP4ToGPUConversionPatterns(RewritePatternSet &patterns,
+                                        FP4ToGPULoweringState &state,
+                                        PatternBenefit benefit = 1);
+
+} // namespace fp4
+} // namespace mlir
+
+#endif // FP4_CONVERSION_FP4TOGPU_FP4TOGPU_H
