@@ -82,9 +82,9 @@ func.func @linear_3d_broadcast(%x: tensor<2x8x64xf32>) -> tensor<2x8x32xf32> {
 // CHECK-SAME: (%[[A:.*]]: tensor<4x16x64xf32>, %[[B:.*]]: tensor<4x64x32xf32>
 // CHECK: %[[AT:.*]] = linalg.transpose ins(%[[A]] : tensor<4x16x64xf32>) {{.*}} permutation = [1, 0, 2]
 // CHECK: %[[AC:.*]] = tensor.collapse_shape %[[AT]] {{\[}}[0], [1, 2]] : tensor<16x4x64xf32> into tensor<16x256xf32>
+// CHECK: fp4.quantize %[[AC]] : tensor<16x256xf32>
 // CHECK: %[[BT:.*]] = linalg.transpose ins(%[[B]] : tensor<4x64x32xf32>) {{.*}} permutation = [2, 0, 1]
 // CHECK: %[[BC:.*]] = tensor.collapse_shape %[[BT]] {{\[}}[0], [1, 2]] : tensor<32x4x64xf32> into tensor<32x256xf32>
-// CHECK: fp4.quantize %[[AC]] : tensor<16x256xf32>
 // CHECK: fp4.quantize %[[BC]] : tensor<32x256xf32>
 // CHECK: fp4.matmul {{.*}} -> tensor<16x32xf32>
 func.func @batch_reduce(%a: tensor<4x16x64xf32>, %b: tensor<4x64x32xf32>, %c: tensor<16x32xf32>) -> tensor<16x32xf32> {

@@ -20,13 +20,13 @@
 // CHECK-NOT: warning
 // CHECK-NOT: fp4.quantize %{{.*}} : tensor<{{[0-9]+}}x{{[0-9]+}}xf32>
 // W4A16-COUNT-6: fp4.matmul %{{[^,]*}}, %{{.*}} : tensor<2x64x{{[0-9]+}}xf32>, !fp4.tensor<{{.*}}#fp4.[[S]], axis = 1>
-// W4A4-COUNT-6: fp4.matmul %{{.*}} : !fp4.tensor<2x64x{{[0-9]+}}xf4E2M1FN, #fp4.[[S]], axis = 2>, !fp4.tensor<{{.*}}#fp4.[[S]], axis = 1>
+// W4A4-COUNT-6: fp4.matmul %{{.*}} : !fp4.tensor<2x64x{{[0-9]+}}x{{[^,]+}}, #fp4.[[S]], axis = 2>, !fp4.tensor<{{.*}}#fp4.[[S]], axis = 1>
 // CHECK-NOT: fp4.matmul
 
 // Macro-blocks fitted per layer: 192 for K = 384, 256 for K = 768.
 // MACRO-NOT: warning
 // MACRO-DAG: #fp4.mxfp4_macro<macro_block = 192>
-// MACRO-DAG: #fp4.mxfp4_macro>
+// MACRO-DAG: #fp4.mxfp4_macro, axis
 
 // Rotation, block top-2 outliers and the 2:4 residual on all 6 Linear layers.
 // FULL-NOT: warning

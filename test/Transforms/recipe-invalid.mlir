@@ -29,7 +29,7 @@ module {}
   "rules": [ {"scheme": "mxfp4"} }
 }
 //--- malformed.mlir
-// expected-error-re @below {{fp4-quantize: recipe '{{.*}}malformed.json': [3:33, byte={{[0-9]+}}]: Expected , or ] after array element}}
+// expected-error-re @below {{fp4-quantize: recipe '{{.*}}malformed.json': [3:34, byte={{[0-9]+}}]: Expected , or ] after array element}}
 module {}
 
 //--- unknown-key.json
