@@ -12,6 +12,21 @@
 // reason other than the recipe's choice.
 // RUN: fp4-opt %t/input.mlir -fp4-quantize="recipe=%t/recipe.json" 2>&1 | FileCheck %s --check-prefix=SUMMARY
 
+// Every accuracy pass runs; each applies only where the op's fp4.recipe asks,
+// with its options: Hadamard-16 on the two "ffn" products (both operands),
+// the top-2-of-16 residual on "wide", no outlier fallback anywhere.
+// RUN: fp4-opt %t/input.mlir -fp4-quantize="recipe=%t/recipe.json" -fp4-rotate -fp4-macro-scale -fp4-outlier-fallback -fp4-residual 2>/dev/null | FileCheck %s --check-prefix=PEROP
+// RUN: fp4-opt %t/input.mlir -fp4-quantize="recipe=%t/recipe.json" -fp4-outlier-fallback=remarks=true -o /dev/null 2>&1 | FileCheck %s --check-prefix=DECLINED
+// PEROP-NOT: fp4.split_outliers
+// PEROP-COUNT-2: fp4.rotate %{{.*}} hadamard 16 seed 0 axis 1 : tensor<{{32x64|16x64}}xf32>
+// PEROP: fp4.residual %{{.*}} block 16 top 2 : tensor<16x128xf32>
+// PEROP-NOT: fp4.residual
+// PEROP-COUNT-2: fp4.rotate %{{.*}} hadamard 16 seed 0 axis 1 : tensor<{{32x48|16x48}}xf32>
+// PEROP-NOT: fp4.rotate
+// PEROP-NOT: fp4.split_outliers
+// DECLINED-COUNT-5: remark: {{.*}}no outlier fallback: its fp4.recipe does not ask for fp4-outlier-fallback
+// DECLINED-NOT: warning: {{.*}}fp4-outlier-fallback
+
 // SUMMARY: warning: {{.*}}fp4-quantize: quantized 5 of 9 contractions; 4 left unchanged (1 shape, 3 excluded by choice), first here:
 
 //--- recipe.json

@@ -107,27 +107,23 @@ struct FP4OutlierFallbackPass final
     getOperation()->walk([&](MatmulOp op) {
       OutlierFallbackOptions opOptions = options;
       FrozenRewritePatternSet opPatterns = passPatterns;
-      if (std::optional<DictionaryAttr> entry =
-              getRecipeEntry(op, "outlier_fallback")) {
-        if (!*entry) {
-          ++declined;
-          if (remarks)
-            op.emitRemark("no outlier fallback: its fp4.recipe does not ask "
-                          "for fp4-outlier-fallback");
-          return;
-        }
-        std::string error;
-        FailureOr<OutlierFallbackOptions> read =
-            readOutlierFallbackOptions(*entry, error);
-        if (failed(read)) {
-          op.emitOpError() << "fp4-outlier-fallback: invalid fp4.recipe: "
-                           << error;
-          invalid = true;
-          return;
-        }
-        opOptions = *read;
-        opPatterns = recipePatterns.get(*entry, opOptions,
+      DictionaryAttr entry;
+      switch (fp4::detail::readRecipeChoice(
+          op, "outlier_fallback", "fp4-outlier-fallback",
+          readOutlierFallbackOptions, remarks, "no outlier fallback: ",
+          opOptions, entry)) {
+      case fp4::detail::RecipeChoice::PassOptions:
+        break;
+      case fp4::detail::RecipeChoice::Declined:
+        ++declined;
+        return;
+      case fp4::detail::RecipeChoice::Invalid:
+        invalid = true;
+        return;
+      case fp4::detail::RecipeChoice::Options:
+        opPatterns = recipePatterns.get(entry, opOptions,
                                         populateFP4OutlierFallbackPatterns);
+        break;
       }
       work.emplace_back(op, opPatterns);
       if (opOptions.mode == OutlierMode::BlockTopK && opOptions.blockSize != 0)

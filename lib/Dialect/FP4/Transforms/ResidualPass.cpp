@@ -82,27 +82,25 @@ struct FP4ResidualPass final
     int64_t declined = 0;
     bool invalid = false;
     getOperation()->walk([&](MatmulOp op) {
-      std::optional<DictionaryAttr> entry = getRecipeEntry(op, "residual");
-      if (!entry) {
+      ResidualOptions opOptions;
+      DictionaryAttr entry;
+      switch (fp4::detail::readRecipeChoice(
+          op, "residual", "fp4-residual", readResidualOptions, remarks,
+          "no residual correction: ", opOptions, entry)) {
+      case fp4::detail::RecipeChoice::PassOptions:
         work.emplace_back(op, patterns);
         return;
-      }
-      if (!*entry) {
+      case fp4::detail::RecipeChoice::Declined:
         ++declined;
-        if (remarks)
-          op.emitRemark("no residual correction: its fp4.recipe does not "
-                        "ask for fp4-residual");
         return;
-      }
-      std::string error;
-      FailureOr<ResidualOptions> read = readResidualOptions(*entry, error);
-      if (failed(read)) {
-        op.emitOpError() << "fp4-residual: invalid fp4.recipe: " << error;
+      case fp4::detail::RecipeChoice::Invalid:
         invalid = true;
         return;
+      case fp4::detail::RecipeChoice::Options:
+        work.emplace_back(op, recipePatterns.get(entry, opOptions,
+                                                 populateFP4ResidualPatterns));
+        return;
       }
-      work.emplace_back(op, recipePatterns.get(*entry, *read,
-                                               populateFP4ResidualPatterns));
     });
     if (invalid)
       return signalPassFailure();

@@ -102,25 +102,23 @@ struct FP4RotatePass final : mlir::fp4::impl::FP4RotateBase<FP4RotatePass> {
     getOperation()->walk([&](MatmulOp op) {
       RotateOptions opOptions = options;
       FrozenRewritePatternSet opPatterns = patterns;
-      if (std::optional<DictionaryAttr> entry = getRecipeEntry(op, "rotate")) {
-        if (!*entry) {
-          ++declined;
-          if (remarks)
-            op.emitRemark("not rotated: its fp4.recipe does not ask for "
-                          "fp4-rotate");
-          return;
-        }
-        std::string error;
-        FailureOr<RotateOptions> read = readRotateOptions(*entry, error);
-        if (failed(read)) {
-          op.emitOpError() << "fp4-rotate: invalid fp4.recipe: " << error;
-          invalid = true;
-          return;
-        }
-        opOptions = *read;
+      DictionaryAttr entry;
+      switch (fp4::detail::readRecipeChoice(
+          op, "rotate", "fp4-rotate", readRotateOptions, remarks,
+          "not rotated: ", opOptions, entry)) {
+      case fp4::detail::RecipeChoice::PassOptions:
+        break;
+      case fp4::detail::RecipeChoice::Declined:
+        ++declined;
+        return;
+      case fp4::detail::RecipeChoice::Invalid:
+        invalid = true;
+        return;
+      case fp4::detail::RecipeChoice::Options:
         opOptions.remarks = remarks;
-        opPatterns = recipePatterns.get(*entry, opOptions,
-                                        populateFP4RotatePatterns);
+        opPatterns =
+            recipePatterns.get(entry, opOptions, populateFP4RotatePatterns);
+        break;
       }
       work.emplace_back(op, opPatterns);
       FailureOr<int64_t> k = getRotatableReductionSize(op);
