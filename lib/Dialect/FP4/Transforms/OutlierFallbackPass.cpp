@@ -108,23 +108,14 @@ struct FP4OutlierFallbackPass final
       OutlierFallbackOptions opOptions = options;
       FrozenRewritePatternSet opPatterns = passPatterns;
       DictionaryAttr entry;
-      switch (fp4::detail::readRecipeChoice(
-          op, "outlier_fallback", "fp4-outlier-fallback",
-          readOutlierFallbackOptions, remarks, "no outlier fallback: ",
-          opOptions, entry)) {
-      case fp4::detail::RecipeChoice::PassOptions:
-        break;
-      case fp4::detail::RecipeChoice::Declined:
-        ++declined;
+      if (!fp4::detail::readRecipeChoice(
+              op, "outlier_fallback", "fp4-outlier-fallback",
+              readOutlierFallbackOptions, remarks, "no outlier fallback: ",
+              opOptions, entry, declined, invalid))
         return;
-      case fp4::detail::RecipeChoice::Invalid:
-        invalid = true;
-        return;
-      case fp4::detail::RecipeChoice::Options:
+      if (entry)
         opPatterns = recipePatterns.get(entry, opOptions,
                                         populateFP4OutlierFallbackPatterns);
-        break;
-      }
       work.emplace_back(op, opPatterns);
       if (opOptions.mode == OutlierMode::BlockTopK && opOptions.blockSize != 0)
         for (auto [operand, size] : getOutlierSplitCandidates(op, opOptions)) {

@@ -33,42 +33,39 @@ inline LogicalResult applyPatternsOnce(Operation *op,
   return applicator.matchAndRewrite(op, rewriter);
 }
 
-/// What an fp4.matmul's recipe says for one accuracy pass.
-enum class RecipeChoice {
-  PassOptions, ///< no fp4.recipe: the pass's own options apply
-  Declined,    ///< its recipe does not ask for the pass
-  Options,     ///< the recipe's entry, read into the options
-  Invalid,     ///< an entry the pass cannot read (error emitted on the op)
-};
-
-/// Reads the `key` entry of `op`'s fp4.recipe with `read` into `options`
-/// (and the entry into `entry`). A declined op gets the remark
-/// `<remarkPrefix>its fp4.recipe does not ask for <pass>` when `remarks`;
-/// an unreadable entry an error naming the pass.
+/// Reads the `key` entry of `op`'s fp4.recipe for an accuracy pass with
+/// `read`: into `options` and `entry` when it asks for the pass; `entry`
+/// stays null when the op has no fp4.recipe (the pass's own options apply).
+/// Returns false for an op the pass leaves: its recipe does not ask for the
+/// pass (counted in `declined`; the remark `<remarkPrefix>its fp4.recipe does
+/// not ask for <pass>` when `remarks`), or the entry cannot be read (an error
+/// naming the pass on the op; `invalid` set).
 template <typename Options>
-RecipeChoice readRecipeChoice(Operation *op, StringRef key, StringRef pass,
-                              FailureOr<Options> (*read)(DictionaryAttr,
-                                                         std::string &),
-                              bool remarks, StringRef remarkPrefix,
-                              Options &options, DictionaryAttr &entry) {
+bool readRecipeChoice(Operation *op, StringRef key, StringRef pass,
+                      FailureOr<Options> (*read)(DictionaryAttr, std::string &),
+                      bool remarks, StringRef remarkPrefix, Options &options,
+                      DictionaryAttr &entry, int64_t &declined, bool &invalid) {
+  entry = nullptr;
   std::optional<DictionaryAttr> found = getRecipeEntry(op, key);
   if (!found)
-    return RecipeChoice::PassOptions;
+    return true;
   if (!*found) {
+    ++declined;
     if (remarks)
       op->emitRemark() << remarkPrefix << "its fp4.recipe does not ask for "
                        << pass;
-    return RecipeChoice::Declined;
+    return false;
   }
   std::string error;
   FailureOr<Options> parsed = read(*found, error);
   if (failed(parsed)) {
     op->emitOpError() << pass << ": invalid fp4.recipe: " << error;
-    return RecipeChoice::Invalid;
+    invalid = true;
+    return false;
   }
   options = *parsed;
   entry = *found;
-  return RecipeChoice::Options;
+  return true;
 }
 
 /// Pattern sets keyed by the recipe entry they were built from.

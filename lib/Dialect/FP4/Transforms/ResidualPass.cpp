@@ -84,23 +84,15 @@ struct FP4ResidualPass final
     getOperation()->walk([&](MatmulOp op) {
       ResidualOptions opOptions;
       DictionaryAttr entry;
-      switch (fp4::detail::readRecipeChoice(
-          op, "residual", "fp4-residual", readResidualOptions, remarks,
-          "no residual correction: ", opOptions, entry)) {
-      case fp4::detail::RecipeChoice::PassOptions:
-        work.emplace_back(op, patterns);
+      if (!fp4::detail::readRecipeChoice(op, "residual", "fp4-residual",
+                                         readResidualOptions, remarks,
+                                         "no residual correction: ", opOptions,
+                                         entry, declined, invalid))
         return;
-      case fp4::detail::RecipeChoice::Declined:
-        ++declined;
-        return;
-      case fp4::detail::RecipeChoice::Invalid:
-        invalid = true;
-        return;
-      case fp4::detail::RecipeChoice::Options:
-        work.emplace_back(op, recipePatterns.get(entry, opOptions,
-                                                 populateFP4ResidualPatterns));
-        return;
-      }
+      work.emplace_back(op, entry ? recipePatterns.get(
+                                        entry, opOptions,
+                                        populateFP4ResidualPatterns)
+                                  : patterns);
     });
     if (invalid)
       return signalPassFailure();

@@ -103,22 +103,15 @@ struct FP4RotatePass final : mlir::fp4::impl::FP4RotateBase<FP4RotatePass> {
       RotateOptions opOptions = options;
       FrozenRewritePatternSet opPatterns = patterns;
       DictionaryAttr entry;
-      switch (fp4::detail::readRecipeChoice(
-          op, "rotate", "fp4-rotate", readRotateOptions, remarks,
-          "not rotated: ", opOptions, entry)) {
-      case fp4::detail::RecipeChoice::PassOptions:
-        break;
-      case fp4::detail::RecipeChoice::Declined:
-        ++declined;
+      if (!fp4::detail::readRecipeChoice(op, "rotate", "fp4-rotate",
+                                         readRotateOptions, remarks,
+                                         "not rotated: ", opOptions, entry,
+                                         declined, invalid))
         return;
-      case fp4::detail::RecipeChoice::Invalid:
-        invalid = true;
-        return;
-      case fp4::detail::RecipeChoice::Options:
+      if (entry) {
         opOptions.remarks = remarks;
         opPatterns =
             recipePatterns.get(entry, opOptions, populateFP4RotatePatterns);
-        break;
       }
       work.emplace_back(op, opPatterns);
       FailureOr<int64_t> k = getRotatableReductionSize(op);
