@@ -1,7 +1,7 @@
 // A mistyped or invalid pass option names the pass and lists its options
 // (upstream says only "<Pass-Options-Parser>: no such option ...").
 // RUN: not fp4-opt %s -fp4-quantize=schem=nvfp4 2>&1 | FileCheck %s --check-prefix=NAME
-// NAME: fp4-opt: error: invalid options for pass 'fp4-quantize' (`schem=nvfp4`): no such option schem; its options (with defaults): operands=both remarks=false scheme=#fp4.mxfp4
+// NAME: fp4-opt: error: invalid options for pass 'fp4-quantize' (`schem=nvfp4`): no such option schem; its options (with defaults): activation-products=false operands=both recipe= remarks=false scheme=#fp4.mxfp4
 // RUN: not fp4-opt %s --fp4-rotate="size=abc" 2>&1 | FileCheck %s --check-prefix=VALUE
 // VALUE: fp4-opt: error: invalid options for pass 'fp4-rotate' (`size=abc`): for the --size option: 'abc' value invalid for long argument!; its options (with defaults): {{.*}}size=32
 // RUN: not fp4-opt %s -fp4-pipeline-cpu=lower-to-llvm=maybe 2>&1 | FileCheck %s --check-prefix=PIPELINE

@@ -62,17 +62,6 @@ func.func @complex(%a: tensor<16x64xcomplex<f32>>, %b: tensor<64x32xcomplex<f32>
 
 // -----
 
-// Two reduction dimensions (batch and K).
-// CHECK-LABEL: func @batch_reduce
-// CHECK: linalg.batch_reduce_matmul
-func.func @batch_reduce(%a: tensor<4x16x64xf32>, %b: tensor<4x64x32xf32>, %c: tensor<16x32xf32>) -> tensor<16x32xf32> {
-  // expected-remark @below {{not quantized: 2 reduction dimensions; fp4.matmul contracts exactly one (K)}}
-  %r = linalg.batch_reduce_matmul ins(%a, %b : tensor<4x16x64xf32>, tensor<4x64x32xf32>) outs(%c : tensor<16x32xf32>) -> tensor<16x32xf32>
-  return %r : tensor<16x32xf32>
-}
-
-// -----
-
 // A max-plus "matmul": reduction with arith.maximumf.
 // CHECK-LABEL: func @not_add
 // CHECK: linalg.generic
@@ -203,48 +192,6 @@ func.func @broadcast_lhs(%a: tensor<64xf32>, %b: tensor<64x32xf32>, %c: tensor<1
 
 // -----
 
-// Two batch dimensions: fp4.matmul has at most one.
-// CHECK-LABEL: func @two_batch_dims
-// CHECK: linalg.generic
-func.func @two_batch_dims(%a: tensor<2x4x16x64xf32>, %b: tensor<2x4x32x64xf32>, %c: tensor<2x4x16x32xf32>) -> tensor<2x4x16x32xf32> {
-  // expected-remark @below {{not quantized: 2 batch dimensions; fp4.matmul takes at most one}}
-  %r = linalg.generic {
-      indexing_maps = [affine_map<(b0, b1, m, n, k) -> (b0, b1, m, k)>,
-                       affine_map<(b0, b1, m, n, k) -> (b0, b1, n, k)>,
-                       affine_map<(b0, b1, m, n, k) -> (b0, b1, m, n)>],
-      iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
-      ins(%a, %b : tensor<2x4x16x64xf32>, tensor<2x4x32x64xf32>) outs(%c : tensor<2x4x16x32xf32>) {
-  ^bb0(%x: f32, %w: f32, %acc: f32):
-    %p = arith.mulf %x, %w : f32
-    %s = arith.addf %acc, %p : f32
-    linalg.yield %s : f32
-  } -> tensor<2x4x16x32xf32>
-  return %r : tensor<2x4x16x32xf32>
-}
-
-// -----
-
-// A batch dimension plus two M dimensions: lhs would need rank 4.
-// CHECK-LABEL: func @too_many_free_dims
-// CHECK: linalg.generic
-func.func @too_many_free_dims(%a: tensor<2x4x16x64xf32>, %b: tensor<2x32x64xf32>, %c: tensor<2x4x16x32xf32>) -> tensor<2x4x16x32xf32> {
-  // expected-remark @below {{not quantized: lhs has 2 and rhs 1 non-contracted dimensions besides 1 batch dimension(s); fp4.matmul takes [B, M, K] x [B, N, K] or [B, M, K] x [N, K]}}
-  %r = linalg.generic {
-      indexing_maps = [affine_map<(b, s, m, n, k) -> (b, s, m, k)>,
-                       affine_map<(b, s, m, n, k) -> (b, n, k)>,
-                       affine_map<(b, s, m, n, k) -> (b, s, m, n)>],
-      iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
-      ins(%a, %b : tensor<2x4x16x64xf32>, tensor<2x32x64xf32>) outs(%c : tensor<2x4x16x32xf32>) {
-  ^bb0(%x: f32, %w: f32, %acc: f32):
-    %p = arith.mulf %x, %w : f32
-    %s = arith.addf %acc, %p : f32
-    linalg.yield %s : f32
-  } -> tensor<2x4x16x32xf32>
-  return %r : tensor<2x4x16x32xf32>
-}
-
-// -----
-
 // The reduction runs over lhs only (a row sum scaled by rhs).
 // CHECK-LABEL: func @reduction_not_in_rhs
 // CHECK: linalg.generic
@@ -325,4 +272,26 @@ func.func @not_contractions(%a: tensor<16x64xf32>, %c: tensor<16xf32>) -> (tenso
   %e2 = tensor.empty() : tensor<16x64xf32>
   %m = linalg.mul ins(%a, %a : tensor<16x64xf32>, tensor<16x64xf32>) outs(%e2 : tensor<16x64xf32>) -> tensor<16x64xf32>
   return %t, %s, %m : tensor<64x16xf32>, tensor<16xf32>, tensor<16x64xf32>
+}
+
+// -----
+
+// Several dimensions that would have to merge into one fp4.matmul dimension,
+// one of them dynamic: no static reshape.
+// CHECK-LABEL: func @merge_dynamic
+// CHECK: linalg.generic
+func.func @merge_dynamic(%a: tensor<?x4x16x64xf32>, %b: tensor<?x4x32x64xf32>, %c: tensor<?x4x16x32xf32>) -> tensor<?x4x16x32xf32> {
+  // expected-remark @below {{not quantized: dimension d0 is dynamic and would have to be merged with others into one fp4.matmul dimension}}
+  %r = linalg.generic {
+      indexing_maps = [affine_map<(b0, b1, m, n, k) -> (b0, b1, m, k)>,
+                       affine_map<(b0, b1, m, n, k) -> (b0, b1, n, k)>,
+                       affine_map<(b0, b1, m, n, k) -> (b0, b1, m, n)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<?x4x16x64xf32>, tensor<?x4x32x64xf32>) outs(%c : tensor<?x4x16x32xf32>) {
+  ^bb0(%x: f32, %w: f32, %acc: f32):
+    %p = arith.mulf %x, %w : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<?x4x16x32xf32>
+  return %r : tensor<?x4x16x32xf32>
 }

@@ -6,13 +6,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "MatchFailureRemarks.h"
+#include "RecipePatterns.h"
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
 #include "fp4/Dialect/FP4/Transforms/Passes.h"
+#include "fp4/Dialect/FP4/Transforms/Recipe.h"
 #include "fp4/Dialect/FP4/Transforms/Transforms.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Rewrite/FrozenRewritePatternSet.h"
-#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
 namespace mlir::fp4 {
 #define GEN_PASS_DEF_FP4MACROSCALE
@@ -29,6 +30,7 @@ struct FP4MacroScalePass final
   using Base::Base;
 
   LogicalResult initialize(MLIRContext *context) override {
+    recipePatterns.clear();
     RewritePatternSet set(context);
     MacroScaleOptions options;
     options.macroBlock = macroBlock;
@@ -50,9 +52,52 @@ struct FP4MacroScalePass final
                                       ElementRounding::NearestEven, 0)))
       return signalPassFailure();
 
+    // Each quantize gets the pass's patterns, or those of the
+    // `macro_scale` entry of its fp4.matmul users' recipes (docs/Recipes.md).
+    SmallVector<std::pair<QuantizeOp, FrozenRewritePatternSet>> work;
+    bool invalid = false, declined = false, remarked = false;
+    root->walk([&](QuantizeOp op) {
+      std::optional<DictionaryAttr> entry;
+      bool conflict = false;
+      for (Operation *user : op.getResult().getUsers()) {
+        std::optional<DictionaryAttr> userEntry =
+            isa<MatmulOp>(user) ? getRecipeEntry(user, "macro_scale")
+                                : std::nullopt;
+        if (!userEntry)
+          continue;
+        conflict |= entry && *entry != *userEntry;
+        entry = userEntry;
+      }
+      if (conflict) {
+        remarked = true;
+        op.emitRemark("not rewritten: the fp4.recipe of its fp4.matmul users "
+                      "ask for different macro-scaling");
+        return;
+      }
+      if (!entry) {
+        work.emplace_back(op, patterns);
+        return;
+      }
+      if (!*entry) {
+        declined = true;
+        return;
+      }
+      std::string error;
+      FailureOr<MacroScaleOptions> read = readMacroScaleOptions(*entry, error);
+      if (failed(read)) {
+        op.emitOpError() << "fp4-macro-scale: invalid fp4.recipe: " << error;
+        invalid = true;
+        return;
+      }
+      work.emplace_back(op, recipePatterns.get(*entry, *read,
+                                               populateFP4MacroScalePatterns));
+    });
+    if (invalid)
+      return signalPassFailure();
     fp4::detail::MatchFailureRemarks listener("not rewritten: ");
-    walkAndApplyPatterns(root, patterns, &listener);
-    bool remarked = listener.failures > 0;
+    for (auto &[op, opPatterns] : work)
+      (void)fp4::detail::applyPatternsOnce(op, opPatterns, &listener);
+    remarked |= listener.failures > 0;
 
     // MXFP4 values that are not quantize results cannot change type here.
     root->walk([&](Operation *op) {
@@ -73,13 +118,14 @@ struct FP4MacroScalePass final
     });
     // Each MXFP4 value left alone has its remark; only an input with
     // nothing to rewrite would otherwise pass silently.
-    if (!remarked)
+    if (!remarked && !declined)
       listener.warnIfUnchanged(root, "fp4-macro-scale", "rewritten",
                                "fp4.quantize to #fp4.mxfp4");
   }
 
 private:
   FrozenRewritePatternSet patterns;
+  fp4::detail::RecipePatternCache recipePatterns;
 };
 
 } // namespace

@@ -11,16 +11,17 @@
 //===----------------------------------------------------------------------===//
 
 #include "MatchFailureRemarks.h"
+#include "RecipePatterns.h"
 #include "CorrectedProduct.h"
 
 #include "fp4/Analysis/CalibrationData.h"
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
 #include "fp4/Dialect/FP4/Transforms/Passes.h"
+#include "fp4/Dialect/FP4/Transforms/Recipe.h"
 #include "fp4/Dialect/FP4/Transforms/Transforms.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Rewrite/FrozenRewritePatternSet.h"
-#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "llvm/ADT/DenseMap.h"
 
 namespace mlir::fp4 {
@@ -41,6 +42,7 @@ struct FP4OutlierFallbackPass final
     // Option errors are reported by runOnOperation, on the IR.
     optionError.clear();
     calibrationData.reset();
+    recipePatterns.clear();
     FailureOr<OutlierMode> parsedMode = parseOutlierMode(mode);
     if (failed(parsedMode)) {
       optionError =
@@ -73,18 +75,11 @@ struct FP4OutlierFallbackPass final
       optionError = "calibration applies to mode=static-channels";
       return success();
     }
-    if (k != 1 && k != 2 && k != 4) {
-      optionError = "k = " + std::to_string(k) + " is not 1, 2 or 4";
-      return success();
-    }
     options.k = k;
-    if (blockSize != 0 && (blockSize < k || blockSize > 128)) {
-      optionError = "block-size = " + std::to_string(blockSize) +
-                    " is outside [k, 128] = [" + std::to_string(k) +
-                    ", 128] (in-block indices are i8)";
-      return success();
-    }
     options.blockSize = blockSize;
+    optionError = checkOutlierFallbackOptions(options);
+    if (!optionError.empty())
+      return success();
     FailureOr<CorrectionOperands> parsedOperands =
         parseCorrectionOperands(operands);
     if (failed(parsedOperands)) {
@@ -99,12 +94,31 @@ struct FP4OutlierFallbackPass final
     return success();
   }
 
-  /// Block top-k: an explicit block size must divide K wherever it applies.
-  LogicalResult checkBlockSize() {
+  /// The patterns for each matmul: the pass's, or those of its recipe's
+  /// `outlier_fallback` entry (docs/Recipes.md); none where the recipe does
+  /// not ask for it. Block top-k: an explicit block size must divide K
+  /// wherever it applies.
+  LogicalResult
+  planMatmuls(const FrozenRewritePatternSet &passPatterns,
+              SmallVectorImpl<std::pair<MatmulOp, FrozenRewritePatternSet>>
+                  &work,
+              int64_t &declined) {
     bool invalid = false;
-    if (options.blockSize != 0)
-      getOperation()->walk([&](MatmulOp op) {
-        for (auto [operand, size] : getOutlierSplitCandidates(op, options)) {
+    getOperation()->walk([&](MatmulOp op) {
+      OutlierFallbackOptions opOptions = options;
+      FrozenRewritePatternSet opPatterns = passPatterns;
+      DictionaryAttr entry;
+      if (!fp4::detail::readRecipeChoice(
+              op, "outlier_fallback", "fp4-outlier-fallback",
+              readOutlierFallbackOptions, remarks, "no outlier fallback: ",
+              opOptions, entry, declined, invalid))
+        return;
+      if (entry)
+        opPatterns = recipePatterns.get(entry, opOptions,
+                                        populateFP4OutlierFallbackPatterns);
+      work.emplace_back(op, opPatterns);
+      if (opOptions.mode == OutlierMode::BlockTopK && opOptions.blockSize != 0)
+        for (auto [operand, size] : getOutlierSplitCandidates(op, opOptions)) {
           int64_t k =
               cast<QuantizedTensorType>(operand.getType()).getAxisSize();
           if (k % size == 0)
@@ -114,7 +128,7 @@ struct FP4OutlierFallbackPass final
                          << (operand == op.getLhs() ? "lhs" : "rhs");
           invalid = true;
         }
-      });
+    });
     return failure(invalid);
   }
 
@@ -147,6 +161,8 @@ struct FP4OutlierFallbackPass final
     }
     FrozenRewritePatternSet staticPatterns;
     llvm::DenseMap<Operation *, SmallVector<int64_t>> channels;
+    SmallVector<std::pair<MatmulOp, FrozenRewritePatternSet>> work;
+    int64_t declined = 0;
     if (options.mode == OutlierMode::StaticChannels) {
       if (failed(selectChannels(channels)))
         return signalPassFailure();
@@ -158,18 +174,19 @@ struct FP4OutlierFallbackPass final
       RewritePatternSet set(&getContext());
       populateFP4OutlierFallbackPatterns(set, staticOptions);
       staticPatterns = FrozenRewritePatternSet(std::move(set));
-    } else if (failed(checkBlockSize())) {
-      return signalPassFailure();
     }
+    if (failed(planMatmuls(options.mode == OutlierMode::StaticChannels
+                               ? staticPatterns
+                               : patterns,
+                           work, declined)))
+      return signalPassFailure();
     SmallVector<Operation *> live =
         mlir::fp4::detail::collectLiveCorrectionInputs(getOperation());
     fp4::detail::MatchFailureRemarks listener("no outlier fallback: ",
                                               remarks);
-    walkAndApplyPatterns(
-        getOperation(),
-        options.mode == OutlierMode::StaticChannels ? staticPatterns : patterns,
-        &listener);
-    if (!remarks)
+    for (auto &[op, opPatterns] : work)
+      (void)fp4::detail::applyPatternsOnce(op, opPatterns, &listener);
+    if (!remarks && !declined)
       listener.warnIfUnchanged(getOperation(), "fp4-outlier-fallback",
                                "split", "fp4.quantize feeding an fp4.matmul");
     mlir::fp4::detail::eraseOpsMadeDead(live);
@@ -179,6 +196,7 @@ private:
   OutlierFallbackOptions options;
   std::optional<CalibrationData> calibrationData;
   FrozenRewritePatternSet patterns;
+  fp4::detail::RecipePatternCache recipePatterns;
   std::string optionError;
 };
 

@@ -29,6 +29,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -39,11 +40,26 @@ namespace {
 /// How one contraction maps onto fp4.matmul. Dimensions are loop positions
 /// of the linalg op.
 struct ContractionPlan {
+  /// The inputs multiplied and the indexing maps (lhs, rhs, output): the
+  /// op's, except that an input produced by a broadcast is replaced by the
+  /// broadcast's source with the composed map, so a weight broadcast over
+  /// the batch is quantized once (and folded) as a shared rhs.
+  Value inputs[2];
+  SmallVector<AffineMap> maps;
+  /// How this contraction is quantized, and the scheme chosen from it.
+  QuantizeChoice choice;
+  QuantSchemeAttrInterface scheme;
   /// Loop dimensions of the two fp4.matmul operands, K last: [B?, M.., K]
   /// for the first, [B?, N, K] for the second.
   SmallVector<unsigned> firstDims, secondDims;
   /// Loop dimensions of the fp4.matmul result, [B?, M.., N].
   SmallVector<unsigned> resultDims;
+  /// Groups of firstDims / secondDims / resultDims positions merged into one
+  /// fp4.matmul dimension (tensor.collapse_shape of the transposed operands,
+  /// tensor.expand_shape of the product): several batch, K, or M and N
+  /// dimensions (the forms `-linalg-fuse-elementwise-ops` makes by fusing
+  /// reshapes into contractions) become one. All singletons when none is.
+  SmallVector<ReassociationIndices> firstGroups, secondGroups, resultGroups;
   /// fp4.matmul takes the linalg rhs first: its rhs has two free dimensions
   /// (a batch it does not share with the lhs), which only fp4.matmul's lhs
   /// may have.
@@ -183,6 +199,93 @@ permutedShape(ArrayRef<int64_t> shape, AffineMap map, ArrayRef<unsigned> dims) {
   return result;
 }
 
+/// The input of a linalg op that only broadcasts (or copies) it: one input,
+/// one output with the identity map, every loop parallel, a body yielding the
+/// input element. Its input map says which output dimensions it reads.
+static linalg::LinalgOp getBroadcastProducer(Value value) {
+  auto op = value.getDefiningOp<linalg::LinalgOp>();
+  if (!op || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      !op.hasPureTensorSemantics() ||
+      op.getNumParallelLoops() != op.getNumLoops() ||
+      !op.getIndexingMapsArray()[1].isIdentity() ||
+      !op.getIndexingMapsArray()[0].isProjectedPermutation())
+    return nullptr;
+  if (isa<linalg::BroadcastOp, linalg::TransposeOp>(op))
+    return op;
+  Block *body = op.getBlock();
+  if (!body || body->getOperations().size() != 1)
+    return nullptr;
+  Operation *yield = body->getTerminator();
+  if (yield->getNumOperands() != 1 || yield->getOperand(0) != body->getArgument(0))
+    return nullptr;
+  return op;
+}
+
+bool mlir::fp4::isWeightOperand(Value value) {
+  while (true) {
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      Block *block = arg.getOwner();
+      return block->isEntryBlock() &&
+             isa_and_present<FunctionOpInterface>(block->getParentOp());
+    }
+    if (matchPattern(value, m_Constant()))
+      return true;
+    Operation *def = value.getDefiningOp();
+    if (linalg::LinalgOp producer = getBroadcastProducer(value))
+      value = producer.getDpsInputs()[0];
+    else if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::CastOp,
+                 arith::ExtFOp, arith::TruncFOp>(def))
+      value = def->getOperand(0);
+    else
+      return false;
+  }
+}
+
+/// Replaces plan.inputs[index] by the source of the broadcast producing it
+/// (linalg.broadcast or a broadcasting linalg.generic), composing the maps,
+/// where every dimension the broadcast adds is a parallel loop of `op` (a
+/// broadcast along K is a different product). Copies and transposes are
+/// left: fp4-quantize transposes operands itself.
+static void lookThroughBroadcast(linalg::LinalgOp op, unsigned index,
+                                 ContractionPlan &plan) {
+  linalg::LinalgOp producer = getBroadcastProducer(plan.inputs[index]);
+  if (!producer)
+    return;
+  AffineMap sourceMap = producer.getIndexingMapsArray()[0];
+  if (sourceMap.getNumResults() == sourceMap.getNumDims())
+    return;
+  AffineMap composed = sourceMap.compose(plan.maps[index]);
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (auto [dim, iterator] : llvm::enumerate(iterators))
+    if (iterator == utils::IteratorType::reduction &&
+        plan.maps[index].isFunctionOfDim(dim) && !composed.isFunctionOfDim(dim))
+      return;
+  plan.inputs[index] = producer.getDpsInputs()[0];
+  plan.maps[index] = composed;
+}
+
+/// `shape` with each group of dimensions merged into one (their product,
+/// dynamic if any is).
+static SmallVector<int64_t>
+mergeGroups(ArrayRef<int64_t> shape, ArrayRef<ReassociationIndices> groups) {
+  SmallVector<int64_t> result;
+  for (const ReassociationIndices &group : groups) {
+    int64_t size = 1;
+    for (int64_t position : group)
+      size = ShapedType::isDynamic(shape[position]) || ShapedType::isDynamic(size)
+                 ? ShapedType::kDynamic
+                 : size * shape[position];
+    result.push_back(size);
+  }
+  return result;
+}
+
+static bool hasMergedGroup(ArrayRef<ReassociationIndices> groups) {
+  return llvm::any_of(groups, [](const ReassociationIndices &group) {
+    return group.size() > 1;
+  });
+}
+
 namespace {
 
 struct QuantizeContraction final : OpInterfaceRewritePattern<linalg::LinalgOp> {
@@ -203,8 +306,14 @@ private:
                         ContractionPlan &plan) const;
   void rewrite(linalg::LinalgOp op, const ContractionPlan &plan,
                PatternRewriter &rewriter) const;
+  /// Sets plan's quantized types for `scheme`, or returns why it does not
+  /// fit.
+  std::string fitScheme(linalg::LinalgOp op, QuantSchemeAttrInterface scheme,
+                        ContractionPlan &plan, ArrayRef<unsigned> lhsDims,
+                        ArrayRef<unsigned> rhsDims) const;
   Value prepareOperand(PatternRewriter &rewriter, Location loc, Value operand,
                        AffineMap map, ArrayRef<unsigned> dims,
+                       ArrayRef<ReassociationIndices> groups,
                        ArrayRef<Operation *> conversions,
                        QuantizedTensorType quantType) const;
 
@@ -212,6 +321,46 @@ private:
 };
 
 } // namespace
+
+std::string QuantizeContraction::fitScheme(linalg::LinalgOp op,
+                                           QuantSchemeAttrInterface scheme,
+                                           ContractionPlan &plan,
+                                           ArrayRef<unsigned> lhsDims,
+                                           ArrayRef<unsigned> rhsDims) const {
+  int64_t multiple = scheme.getAxisMultiple();
+  if (plan.kSize % multiple != 0) {
+    std::string text;
+    llvm::raw_string_ostream(text)
+        << "K = " << plan.kSize << " is not a multiple of " << multiple
+        << " required by " << Attribute(scheme);
+    return text;
+  }
+  ArrayRef<ReassociationIndices> lhsGroups =
+      plan.swapped ? plan.secondGroups : plan.firstGroups;
+  ArrayRef<ReassociationIndices> rhsGroups =
+      plan.swapped ? plan.firstGroups : plan.secondGroups;
+  for (auto [quantize, value, map, dims, groups, slot, name] :
+       {std::tuple{plan.choice.quantizeLhs(), plan.inputs[0], plan.maps[0],
+                   lhsDims, lhsGroups, &plan.lhsQuantType, StringRef("lhs")},
+        std::tuple{plan.choice.quantizeRhs(), plan.inputs[1], plan.maps[1],
+                   rhsDims, rhsGroups, &plan.rhsQuantType,
+                   StringRef("rhs")}}) {
+    *slot = {};
+    if (!quantize)
+      continue;
+    SmallVector<int64_t> shape = mergeGroups(
+        permutedShape(cast<RankedTensorType>(value.getType()).getShape(), map,
+                      dims),
+        groups);
+    shape.back() = plan.kSize;
+    int64_t axis = shape.size() - 1;
+    if (std::optional<std::string> error =
+            verifyQuantizedType(op.getOperation(), shape, scheme, axis))
+      return (name + ": " + *error).str();
+    *slot = QuantizedTensorType::get(shape, scheme, axis);
+  }
+  return "";
+}
 
 LogicalResult QuantizeContraction::analyze(linalg::LinalgOp op,
                                            PatternRewriter &rewriter,
@@ -232,13 +381,14 @@ LogicalResult QuantizeContraction::analyze(linalg::LinalgOp op,
   if (!op.hasPureTensorSemantics())
     return reject("it operates on buffers; fp4-quantize rewrites ops on "
                   "tensors (run it before bufferization)");
-  if (unsigned n = op.getNumReductionLoops(); n != 1)
-    return reject(Twine(n) + " reduction dimensions; fp4.matmul contracts "
-                             "exactly one (K)");
-
-  Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
+  plan.inputs[0] = op.getDpsInputs()[0];
+  plan.inputs[1] = op.getDpsInputs()[1];
+  plan.maps = op.getIndexingMapsArray();
+  lookThroughBroadcast(op, 0, plan);
+  lookThroughBroadcast(op, 1, plan);
+  Value lhs = plan.inputs[0], rhs = plan.inputs[1];
   Value init = op.getDpsInits()[0];
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  ArrayRef<AffineMap> maps = plan.maps;
   static constexpr StringLiteral names[] = {"lhs", "rhs", "output"};
   for (auto [index, map] : llvm::enumerate(maps))
     if (!map.isProjectedPermutation(/*allowZeroInResults=*/false)) {
@@ -264,8 +414,7 @@ LogicalResult QuantizeContraction::analyze(linalg::LinalgOp op,
   // Classify the loops: batch (all three operands), M (lhs and output),
   // N (rhs and output), K (the reduction, lhs and rhs).
   AffineMap lhsMap = maps[0], rhsMap = maps[1], outMap = maps[2];
-  SmallVector<unsigned> batch, m, n;
-  std::optional<unsigned> k;
+  SmallVector<unsigned> batch, m, n, kDims;
   for (auto [dim, iterator] : llvm::enumerate(op.getIteratorTypesArray())) {
     AffineExpr expr = rewriter.getAffineDimExpr(dim);
     bool inLhs = lhsMap.getResultPosition(expr).has_value();
@@ -276,7 +425,7 @@ LogicalResult QuantizeContraction::analyze(linalg::LinalgOp op,
         return reject(Twine("the reduction dimension d") + Twine(dim) +
                       " must index lhs and rhs and not the output (not a "
                       "matrix product)");
-      k = dim;
+      kDims.push_back(dim);
       continue;
     }
     if (!inOut)
@@ -293,9 +442,6 @@ LogicalResult QuantizeContraction::analyze(linalg::LinalgOp op,
                     " indexes neither lhs nor rhs (a broadcast); fp4.matmul "
                     "needs M in lhs and N in rhs");
   }
-  if (batch.size() > 1)
-    return reject(Twine(batch.size()) + " batch dimensions; fp4.matmul "
-                                        "takes at most one");
   if (n.empty())
     return reject("no N dimension (a matrix-vector product); fp4.matmul "
                   "needs M, N and K: express it as a matmul with N = 1");
@@ -303,29 +449,89 @@ LogicalResult QuantizeContraction::analyze(linalg::LinalgOp op,
     return reject("no M dimension (a vector-matrix product); fp4.matmul "
                   "needs M, N and K: express it as a matmul with M = 1");
   // fp4.matmul is [B, M, K] x [B, N, K] or [B, M, K] x [N, K] (a shared
-  // rhs); an unshared batch on the linalg rhs is taken by swapping.
-  size_t freeDims = batch.size() + std::max(m.size(), n.size());
-  if (freeDims > 2 || (m.size() > 1 && n.size() > 1))
-    return reject(Twine("lhs has ") + Twine(m.size()) + " and rhs " +
-                  Twine(n.size()) + " non-contracted dimensions besides " +
-                  Twine(batch.size()) +
-                  " batch dimension(s); fp4.matmul takes [B, M, K] x "
-                  "[B, N, K] or [B, M, K] x [N, K]");
-  plan.swapped = n.size() > 1;
+  // rhs); an unshared batch on the linalg rhs is taken by swapping. Other
+  // forms are reshaped to these: several K (or batch) dimensions merge into
+  // one, and so do the M and the N dimensions when they do not fit.
+  bool mergeBatch = batch.size() > 1, mergeK = kDims.size() > 1;
+  bool mergeFree =
+      std::min<size_t>(batch.size(), 1) + std::max(m.size(), n.size()) > 2 ||
+      (m.size() > 1 && n.size() > 1);
+  plan.swapped = !mergeFree && n.size() > 1;
+  {
+    SmallVector<int64_t> loopSizes = op.getStaticLoopRanges();
+    for (auto [merged, dims] : {std::pair{mergeBatch, ArrayRef(batch)},
+                                std::pair{mergeFree, ArrayRef(m)},
+                                std::pair{mergeFree, ArrayRef(n)},
+                                std::pair{mergeK, ArrayRef(kDims)}})
+      if (merged && dims.size() > 1)
+        for (unsigned dim : dims)
+          if (ShapedType::isDynamic(loopSizes[dim]))
+            return reject(Twine("dimension d") + Twine(dim) +
+                          " is dynamic and would have to be merged with "
+                          "others into one fp4.matmul dimension");
+  }
 
   std::string bodyReason;
   if (failed(matchMulAddBody(op, plan, bodyReason)))
     return reject(bodyReason);
 
+  // What to do with it: the recipe's (or the options') choice.
+  auto outType = cast<RankedTensorType>(init.getType());
+  auto sizeOf = [&](ArrayRef<unsigned> dims) {
+    int64_t size = 1;
+    for (unsigned dim : dims) {
+      int64_t d = outType.getDimSize(
+          *outMap.getResultPosition(rewriter.getAffineDimExpr(dim)));
+      if (ShapedType::isDynamic(d))
+        return ShapedType::kDynamic;
+      size *= d;
+    }
+    return size;
+  };
+  ContractionInfo info;
+  info.layer = getLayerName(op.getLoc()).value_or(StringRef());
+  info.weightRhs = isWeightOperand(op.getDpsInputs()[1]);
+  info.batch = sizeOf(batch);
+  info.m = sizeOf(m);
+  info.n = sizeOf(n);
+  // K: the product of the reduction sizes; a size dynamic in one input
+  // and static in the other is taken as static.
+  info.k = 1;
+  for (unsigned dim : kDims) {
+    AffineExpr kExpr = rewriter.getAffineDimExpr(dim);
+    int64_t lhsK = cast<RankedTensorType>(lhs.getType())
+                       .getDimSize(*lhsMap.getResultPosition(kExpr));
+    int64_t rhsK = cast<RankedTensorType>(rhs.getType())
+                       .getDimSize(*rhsMap.getResultPosition(kExpr));
+    int64_t size = ShapedType::isDynamic(lhsK) ? rhsK : lhsK;
+    info.k = ShapedType::isDynamic(size) || ShapedType::isDynamic(info.k)
+                 ? ShapedType::kDynamic
+                 : info.k * size;
+  }
+  if (options.select) {
+    std::string why;
+    std::optional<QuantizeChoice> choice = options.select(op, info, why);
+    if (!choice)
+      return rejectAs(QuantizeSkip::Excluded, why);
+    plan.choice = std::move(*choice);
+  } else {
+    if (!info.weightRhs && !options.activationProducts)
+      return rejectAs(QuantizeSkip::Excluded,
+                      "an activation x activation product (its rhs is "
+                      "computed, not a constant or function argument); "
+                      "activation-products=true quantizes it");
+    plan.choice.schemes = {options.scheme};
+    plan.choice.operands = options.operands;
+  }
+
   // K: the blocked axis of every quantized operand must be static.
-  auto lhsType = cast<RankedTensorType>(lhs.getType());
-  auto rhsType = cast<RankedTensorType>(rhs.getType());
-  AffineExpr kExpr = rewriter.getAffineDimExpr(*k);
-  int64_t lhsK = lhsType.getDimSize(*lhsMap.getResultPosition(kExpr));
-  int64_t rhsK = rhsType.getDimSize(*rhsMap.getResultPosition(kExpr));
-  plan.kSize = ShapedType::isDynamic(lhsK) ? rhsK : lhsK;
-  std::string schemeText;
-  llvm::raw_string_ostream(schemeText) << Attribute(options.scheme);
+  plan.kSize = info.k;
+  auto printScheme = [](QuantSchemeAttrInterface scheme) {
+    std::string text;
+    llvm::raw_string_ostream(text) << Attribute(scheme);
+    return text;
+  };
+  std::string schemeText = printScheme(plan.choice.schemes.front());
   if (ShapedType::isDynamic(plan.kSize))
     return rejectAs(QuantizeSkip::Shape, "K is dynamic; the blocks of " + schemeText +
                   " need a static K");
@@ -338,11 +544,6 @@ LogicalResult QuantizeContraction::analyze(linalg::LinalgOp op,
                       "an operand has an empty dimension (" +
                     Twine(plan.kSize == 0 ? "K = 0" : "size 0") +
                     "); there is nothing to quantize");
-  int64_t multiple = options.scheme.getAxisMultiple();
-  if (plan.kSize % multiple != 0)
-    return rejectAs(QuantizeSkip::Shape,
-                    "K = " + Twine(plan.kSize) + " is not a multiple of " +
-                  Twine(multiple) + " required by " + schemeText);
 
   // Loop order of the fp4.matmul operands and result. With two M (or N)
   // dimensions, keep their output order so the result needs no transpose
@@ -351,36 +552,67 @@ LogicalResult QuantizeContraction::analyze(linalg::LinalgOp op,
     return *outMap.getResultPosition(rewriter.getAffineDimExpr(a)) <
            *outMap.getResultPosition(rewriter.getAffineDimExpr(b));
   };
+  llvm::sort(batch, byOutputPosition);
   llvm::sort(m, byOutputPosition);
   llvm::sort(n, byOutputPosition);
+  // Merged K dimensions in the lhs order (both operands use it; K blocks run
+  // along the merged axis, the last dimension fastest).
+  llvm::sort(kDims, [&](unsigned a, unsigned b) {
+    return *lhsMap.getResultPosition(rewriter.getAffineDimExpr(a)) <
+           *lhsMap.getResultPosition(rewriter.getAffineDimExpr(b));
+  });
   SmallVector<unsigned> lhsDims(batch), rhsDims(batch);
   llvm::append_range(lhsDims, m);
   llvm::append_range(rhsDims, n);
-  lhsDims.push_back(*k);
-  rhsDims.push_back(*k);
+  llvm::append_range(lhsDims, kDims);
+  llvm::append_range(rhsDims, kDims);
+  ArrayRef<unsigned> firstFree = plan.swapped ? n : m;
+  ArrayRef<unsigned> secondFree = plan.swapped ? m : n;
   plan.firstDims = plan.swapped ? rhsDims : lhsDims;
   plan.secondDims = plan.swapped ? lhsDims : rhsDims;
-  plan.resultDims.assign(plan.firstDims.begin(),
-                         std::prev(plan.firstDims.end()));
-  plan.resultDims.push_back(plan.secondDims[plan.secondDims.size() - 2]);
+  plan.resultDims.assign(batch.begin(), batch.end());
+  llvm::append_range(plan.resultDims, firstFree);
+  llvm::append_range(plan.resultDims, secondFree);
+  auto groups = [&](ArrayRef<std::pair<size_t, bool>> runs) {
+    SmallVector<ReassociationIndices> result;
+    int64_t position = 0;
+    for (auto [count, merged] : runs)
+      for (size_t i = 0; i < count; ++i) {
+        if (i == 0 || !merged)
+          result.emplace_back();
+        result.back().push_back(position++);
+      }
+    return result;
+  };
+  plan.firstGroups = groups({{batch.size(), mergeBatch},
+                             {firstFree.size(), mergeFree},
+                             {kDims.size(), mergeK}});
+  plan.secondGroups = groups({{batch.size(), mergeBatch},
+                              {secondFree.size(), mergeFree},
+                              {kDims.size(), mergeK}});
+  plan.resultGroups = groups({{batch.size(), mergeBatch},
+                              {firstFree.size(), mergeFree},
+                              {secondFree.size(), mergeFree}});
 
-  // The quantized operand types, checked by the type's own verifier so that
-  // scheme-specific constraints (NVFP4 2D tiles) are honoured.
-  for (auto [quantize, value, map, dims, slot, name] :
-       {std::tuple{options.quantizeLhs(), lhs, lhsMap, ArrayRef(lhsDims),
-                   &plan.lhsQuantType, StringRef("lhs")},
-        std::tuple{options.quantizeRhs(), rhs, rhsMap, ArrayRef(rhsDims),
-                   &plan.rhsQuantType, StringRef("rhs")}}) {
-    if (!quantize)
-      continue;
-    SmallVector<int64_t> shape = permutedShape(
-        cast<RankedTensorType>(value.getType()).getShape(), map, dims);
-    shape.back() = plan.kSize;
-    int64_t axis = shape.size() - 1;
-    if (std::optional<std::string> error =
-            verifyQuantizedType(op.getOperation(), shape, options.scheme, axis))
-      return rejectAs(QuantizeSkip::Shape, name + ": " + *error);
-    *slot = QuantizedTensorType::get(shape, options.scheme, axis);
+  // The first scheme that fits: K a multiple of its blocks and quantized
+  // operand types its verifier (scheme-specific checks such as NVFP4 2D
+  // tiles included) accepts.
+  std::string firstReason;
+  for (QuantSchemeAttrInterface scheme : plan.choice.schemes) {
+    std::string reason = fitScheme(op, scheme, plan, lhsDims, rhsDims);
+    if (reason.empty()) {
+      plan.scheme = scheme;
+      break;
+    }
+    if (firstReason.empty())
+      firstReason = reason;
+  }
+  if (!plan.scheme) {
+    if (plan.choice.schemes.size() > 1)
+      firstReason += " (and no fallback scheme fits)";
+    return rejectAs(plan.choice.floatWhenNoneFits ? QuantizeSkip::Excluded
+                                                  : QuantizeSkip::Shape,
+                    firstReason);
   }
 
   plan.zeroAccumulator = isZeroAccumulator(init);
@@ -418,6 +650,7 @@ Value QuantizeContraction::prepareOperand(PatternRewriter &rewriter,
                                           Location loc, Value operand,
                                           AffineMap map,
                                           ArrayRef<unsigned> dims,
+                                          ArrayRef<ReassociationIndices> groups,
                                           ArrayRef<Operation *> conversions,
                                           QuantizedTensorType quantType) const {
   Value value = convertElements(rewriter, loc, operand, conversions);
@@ -427,6 +660,10 @@ Value QuantizeContraction::prepareOperand(PatternRewriter &rewriter,
         *map.getResultPosition(rewriter.getAffineDimExpr(dim)));
   if (!isIdentityPermutation(permutation))
     value = transpose(rewriter, loc, value, permutation);
+  // Folds into the source where that is an expand_shape with the same
+  // groups (a weight reshaped by reshape fusion), so constants still fold.
+  if (hasMergedGroup(groups))
+    value = rewriter.createOrFold<tensor::CollapseShapeOp>(loc, value, groups);
   if (!quantType)
     return value;
   // The quantized type has a static K even where this operand's is dynamic
@@ -442,15 +679,17 @@ void QuantizeContraction::rewrite(linalg::LinalgOp op,
                                   const ContractionPlan &plan,
                                   PatternRewriter &rewriter) const {
   Location loc = op.getLoc();
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  ArrayRef<AffineMap> maps = plan.maps;
   Value init = op.getDpsInits()[0];
   auto outType = cast<RankedTensorType>(init.getType());
 
-  Value lhs = prepareOperand(rewriter, loc, op.getDpsInputs()[0], maps[0],
+  Value lhs = prepareOperand(rewriter, loc, plan.inputs[0], maps[0],
                              plan.swapped ? plan.secondDims : plan.firstDims,
+                             plan.swapped ? plan.secondGroups : plan.firstGroups,
                              plan.lhsConversions, plan.lhsQuantType);
-  Value rhs = prepareOperand(rewriter, loc, op.getDpsInputs()[1], maps[1],
+  Value rhs = prepareOperand(rewriter, loc, plan.inputs[1], maps[1],
                              plan.swapped ? plan.firstDims : plan.secondDims,
+                             plan.swapped ? plan.firstGroups : plan.secondGroups,
                              plan.rhsConversions, plan.rhsQuantType);
   if (plan.swapped)
     std::swap(lhs, rhs);
@@ -471,9 +710,24 @@ void QuantizeContraction::rewrite(linalg::LinalgOp op,
   Type f32 = rewriter.getF32Type();
   Type outElementType = outType.getElementType();
   Type productElementType = plan.zeroAccumulator ? outElementType : f32;
-  Value product = MatmulOp::create(
-      rewriter, loc, RankedTensorType::get(resultShape, productElementType),
+  auto matmul = MatmulOp::create(
+      rewriter, loc,
+      RankedTensorType::get(mergeGroups(resultShape, plan.resultGroups),
+                            productElementType),
       lhs, rhs);
+  if (plan.choice.recipe)
+    matmul->setAttr(kRecipeAttrName, plan.choice.recipe);
+  Value product = matmul;
+  if (hasMergedGroup(plan.resultGroups)) {
+    SmallVector<OpFoldResult> initSizes =
+        tensor::getMixedSizes(rewriter, loc, init);
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t pos : outPositions)
+      sizes.push_back(initSizes[pos]);
+    product = tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get(resultShape, productElementType),
+        product, plan.resultGroups, sizes);
+  }
 
   if (plan.zeroAccumulator) {
     // linalg.transpose: result[i] = product[permutation[i]].

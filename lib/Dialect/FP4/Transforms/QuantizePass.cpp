@@ -8,8 +8,10 @@
 #include "MatchFailureRemarks.h"
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
 #include "fp4/Dialect/FP4/Transforms/Passes.h"
+#include "fp4/Dialect/FP4/Transforms/Recipe.h"
 #include "fp4/Dialect/FP4/Transforms/Transforms.h"
 #include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Rewrite/FrozenRewritePatternSet.h"
@@ -84,7 +86,19 @@ struct FP4QuantizePass final
     // Option errors are reported by runOnOperation, on the IR, where the user
     // sees them with a location.
     optionError.clear();
-    QuantizeOptions options;
+    options = QuantizeOptions();
+    fileRecipe.reset();
+    if (!recipe.empty()) {
+      if (scheme.hasValue() || operands.hasValue()) {
+        optionError = "recipe= chooses the scheme and operands per "
+                      "contraction; drop scheme= / operands=";
+        return success();
+      }
+      FailureOr<Recipe> loaded = Recipe::load(context, recipe, optionError);
+      if (failed(loaded))
+        return success();
+      fileRecipe = std::make_shared<Recipe>(std::move(*loaded));
+    }
     FailureOr<QuantSchemeAttrInterface> parsedScheme =
         parseQuantScheme(context, scheme, optionError);
     if (failed(parsedScheme))
@@ -98,6 +112,7 @@ struct FP4QuantizePass final
       return success();
     }
     options.operands = *parsedOperands;
+    options.activationProducts = activationProducts;
     options.onSkip = [this](QuantizeSkip why) {
       ++skippedThisRun[static_cast<int>(why)];
       switch (why) {
@@ -110,11 +125,57 @@ struct FP4QuantizePass final
       case QuantizeSkip::Form:
         ++numSkippedForm;
         break;
+      case QuantizeSkip::Excluded:
+        ++numSkippedExcluded;
+        break;
       }
     };
+    if (fileRecipe)
+      patterns = buildPatterns(context, fileRecipe);
+    else
+      patterns = buildPatterns(context, nullptr);
+    return success();
+  }
+
+  /// The quantize patterns, choosing per contraction with `recipe` if given.
+  FrozenRewritePatternSet buildPatterns(MLIRContext *context,
+                                        std::shared_ptr<Recipe> recipe) {
+    QuantizeOptions withRecipe = options;
+    if (recipe)
+      withRecipe.select = [recipe](linalg::LinalgOp, const ContractionInfo &info,
+                                   std::string &reason) {
+        return recipe->select(info, reason);
+      };
     RewritePatternSet set(context);
-    populateFP4QuantizePatterns(set, options);
-    patterns = FrozenRewritePatternSet(std::move(set));
+    populateFP4QuantizePatterns(set, withRecipe);
+    return FrozenRewritePatternSet(std::move(set));
+  }
+
+  /// The module's fp4.recipe dictionary, used when neither recipe= nor
+  /// scheme= is given.
+  LogicalResult getAttributeRecipe(Operation *root,
+                                   std::optional<FrozenRewritePatternSet> &result) {
+    if (!recipe.empty() || scheme.hasValue())
+      return success();
+    Operation *holder = root;
+    while (holder && !holder->getAttr(kRecipeAttrName))
+      holder = holder->getParentOp();
+    if (!holder)
+      return success();
+    auto dict = holder->getAttrOfType<DictionaryAttr>(kRecipeAttrName);
+    std::string error;
+    FailureOr<Recipe> parsed =
+        dict ? Recipe::fromAttribute(dict, "fp4.recipe attribute", error)
+             : FailureOr<Recipe>(failure());
+    if (failed(parsed)) {
+      holder->emitError("fp4-quantize: ")
+          << (dict ? error
+                   : std::string("fp4.recipe attribute: expected a "
+                                 "dictionary (docs/Recipes.md)"));
+      return failure();
+    }
+    result = buildPatterns(root->getContext(),
+                           std::make_shared<Recipe>(std::move(*parsed)));
     return success();
   }
 
@@ -124,6 +185,9 @@ struct FP4QuantizePass final
       return signalPassFailure();
     }
     Operation *root = getOperation();
+    std::optional<FrozenRewritePatternSet> attributePatterns;
+    if (failed(getAttributeRecipe(root, attributePatterns)))
+      return signalPassFailure();
     auto countMatmuls = [&] {
       int64_t n = 0;
       root->walk([&](MatmulOp) { ++n; });
@@ -132,7 +196,9 @@ struct FP4QuantizePass final
     int64_t before = countMatmuls();
     skippedThisRun.fill(0);
     fp4::detail::MatchFailureRemarks listener("not quantized: ", remarks);
-    walkAndApplyPatterns(root, patterns, &listener);
+    walkAndApplyPatterns(
+        root, attributePatterns ? *attributePatterns : patterns,
+        &listener);
     int64_t quantized = countMatmuls() - before;
     numQuantized += quantized;
     // remarks=true already reports each op left alone.
@@ -146,7 +212,9 @@ struct FP4QuantizePass final
   void warnAboutSkipped(Operation *root, int64_t quantized,
                         const fp4::detail::MatchFailureRemarks &listener) {
     int64_t skipped = listener.failures;
-    if (skipped == 0 && quantized > 0)
+    int64_t excluded = skippedThisRun[int(QuantizeSkip::Excluded)];
+    // Ops left in float by choice alone are what was asked for.
+    if (skipped == excluded && quantized > 0)
       return;
     // On the first op left unchanged (or the root's location), without the
     // op printed: the note would be the whole module.
@@ -169,7 +237,8 @@ struct FP4QuantizePass final
          {std::pair{skippedThisRun[int(QuantizeSkip::Shape)], "shape"},
           std::pair{skippedThisRun[int(QuantizeSkip::ElementType)],
                     "element type"},
-          std::pair{skippedThisRun[int(QuantizeSkip::Form)], "form"}})
+          std::pair{skippedThisRun[int(QuantizeSkip::Form)], "form"},
+          std::pair{excluded, "excluded by choice"}})
       if (count) {
         diag << sep << count << " " << what;
         sep = ", ";
@@ -180,10 +249,12 @@ struct FP4QuantizePass final
 
 private:
   FrozenRewritePatternSet patterns;
+  QuantizeOptions options;
+  std::shared_ptr<Recipe> fileRecipe;
   std::string optionError;
   /// Per QuantizeSkip, in the current runOnOperation (the statistics add up
   /// over every op the pass runs on).
-  std::array<int64_t, 3> skippedThisRun{};
+  std::array<int64_t, 4> skippedThisRun{};
 };
 
 } // namespace

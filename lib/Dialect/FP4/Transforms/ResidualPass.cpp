@@ -7,16 +7,17 @@
 //===----------------------------------------------------------------------===//
 
 #include "MatchFailureRemarks.h"
+#include "RecipePatterns.h"
 #include "CorrectedProduct.h"
 
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
 #include "fp4/Dialect/FP4/Transforms/Passes.h"
+#include "fp4/Dialect/FP4/Transforms/Recipe.h"
 #include "fp4/Dialect/FP4/Transforms/Transforms.h"
 #include "fp4/Numerics/Residual.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Rewrite/FrozenRewritePatternSet.h"
-#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
 namespace mlir::fp4 {
 #define GEN_PASS_DEF_FP4RESIDUAL
@@ -34,6 +35,7 @@ struct FP4ResidualPass final
 
   LogicalResult initialize(MLIRContext *context) override {
     optionError.clear();
+    recipePatterns.clear();
     ResidualOptions options;
     if (sparsity == "2:4") {
       if (k != 0 || blockSize != 0) {
@@ -46,17 +48,9 @@ struct FP4ResidualPass final
     } else if (sparsity == "topk") {
       options.blockSize = blockSize ? blockSize : 32;
       options.k = k ? k : 4;
-      if (options.blockSize < 1 || options.blockSize > 128) {
-        optionError = "block-size = " + std::to_string(options.blockSize) +
-                      " is outside [1, 128] (in-block indices are i8)";
+      optionError = checkResidualOptions(options);
+      if (!optionError.empty())
         return success();
-      }
-      if (options.k < 1 || options.k > options.blockSize) {
-        optionError = "k = " + std::to_string(options.k) +
-                      " is outside [1, block-size] = [1, " +
-                      std::to_string(options.blockSize) + "]";
-        return success();
-      }
     } else {
       optionError = "invalid sparsity '" + sparsity + "': expected 2:4 or topk";
       return success();
@@ -82,10 +76,31 @@ struct FP4ResidualPass final
     }
     SmallVector<Operation *> live =
         mlir::fp4::detail::collectLiveCorrectionInputs(getOperation());
+    // Each matmul gets the pass's patterns, or those of its recipe's
+    // `residual` entry (docs/Recipes.md).
+    SmallVector<std::pair<MatmulOp, FrozenRewritePatternSet>> work;
+    int64_t declined = 0;
+    bool invalid = false;
+    getOperation()->walk([&](MatmulOp op) {
+      ResidualOptions opOptions;
+      DictionaryAttr entry;
+      if (!fp4::detail::readRecipeChoice(op, "residual", "fp4-residual",
+                                         readResidualOptions, remarks,
+                                         "no residual correction: ", opOptions,
+                                         entry, declined, invalid))
+        return;
+      work.emplace_back(op, entry ? recipePatterns.get(
+                                        entry, opOptions,
+                                        populateFP4ResidualPatterns)
+                                  : patterns);
+    });
+    if (invalid)
+      return signalPassFailure();
     fp4::detail::MatchFailureRemarks listener("no residual correction: ",
                                               remarks);
-    walkAndApplyPatterns(getOperation(), patterns, &listener);
-    if (!remarks)
+    for (auto &[op, opPatterns] : work)
+      (void)fp4::detail::applyPatternsOnce(op, opPatterns, &listener);
+    if (!remarks && !declined)
       listener.warnIfUnchanged(getOperation(), "fp4-residual", "corrected",
                                "fp4.quantize feeding an fp4.matmul");
     mlir::fp4::detail::eraseOpsMadeDead(live);
@@ -93,6 +108,7 @@ struct FP4ResidualPass final
 
 private:
   FrozenRewritePatternSet patterns;
+  fp4::detail::RecipePatternCache recipePatterns;
   std::string optionError;
 };
 

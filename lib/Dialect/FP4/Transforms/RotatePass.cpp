@@ -10,15 +10,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "MatchFailureRemarks.h"
+#include "RecipePatterns.h"
 #include "fp4/Analysis/CalibrationData.h"
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
 #include "fp4/Dialect/FP4/Transforms/Passes.h"
+#include "fp4/Dialect/FP4/Transforms/Recipe.h"
 #include "fp4/Dialect/FP4/Transforms/Transforms.h"
 #include "fp4/Numerics/Hadamard.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Rewrite/FrozenRewritePatternSet.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -39,17 +40,11 @@ struct FP4RotatePass final : mlir::fp4::impl::FP4RotateBase<FP4RotatePass> {
     // Option errors are reported by runOnOperation, on the IR.
     optionError.clear();
     options = RotateOptions();
-    if (!numerics::isPowerOfTwo(size)) {
-      optionError = "size " + std::to_string(size) + " is not a power of two";
+    recipePatterns.clear();
+    options.size = size;
+    optionError = checkRotateOptions(options);
+    if (!optionError.empty())
       return success();
-    }
-    if (size < numerics::kHadamardMinBlockSize ||
-        size > numerics::kHadamardMaxSize) {
-      optionError = "size " + std::to_string(size) + " is outside [" +
-                    std::to_string(numerics::kHadamardMinBlockSize) + ", " +
-                    std::to_string(numerics::kHadamardMaxSize) + "]";
-      return success();
-    }
     FailureOr<RotationMode> parsedMode = parseRotationMode(mode);
     if (failed(parsedMode)) {
       optionError = "invalid mode '" + mode +
@@ -98,20 +93,37 @@ struct FP4RotatePass final : mlir::fp4::impl::FP4RotateBase<FP4RotatePass> {
       return signalPassFailure();
     }
 
-    // Errors first, then the rewrite.
+    // Errors first, then the rewrite. Each matmul gets the pass's patterns,
+    // or those of its recipe's `rotate` entry (docs/Recipes.md).
     bool invalid = false;
     llvm::SetVector<Operation *> originals;
+    SmallVector<std::pair<MatmulOp, FrozenRewritePatternSet>> work;
+    int64_t declined = 0;
     getOperation()->walk([&](MatmulOp op) {
+      RotateOptions opOptions = options;
+      FrozenRewritePatternSet opPatterns = patterns;
+      DictionaryAttr entry;
+      if (!fp4::detail::readRecipeChoice(op, "rotate", "fp4-rotate",
+                                         readRotateOptions, remarks,
+                                         "not rotated: ", opOptions, entry,
+                                         declined, invalid))
+        return;
+      if (entry) {
+        opOptions.remarks = remarks;
+        opPatterns =
+            recipePatterns.get(entry, opOptions, populateFP4RotatePatterns);
+      }
+      work.emplace_back(op, opPatterns);
       FailureOr<int64_t> k = getRotatableReductionSize(op);
       if (failed(k))
         return;
-      if (*k % options.size != 0) {
-        op.emitOpError() << "fp4-rotate: size " << options.size
+      if (*k % opOptions.size != 0) {
+        op.emitOpError() << "fp4-rotate: size " << opOptions.size
                          << " does not divide K = " << *k;
         invalid = true;
         return;
       }
-      if (options.mode == RotationMode::TwoLevel &&
+      if (opOptions.mode == RotationMode::TwoLevel &&
           failed(checkTwoLevelCalibration(op, *options.calibration)))
         invalid = true;
       for (Value operand : {op.getLhs(), op.getRhs()})
@@ -124,8 +136,9 @@ struct FP4RotatePass final : mlir::fp4::impl::FP4RotateBase<FP4RotatePass> {
     llvm::DenseSet<Operation *> userPermutes;
     getOperation()->walk([&](PermuteOp op) { userPermutes.insert(op); });
     fp4::detail::MatchFailureRemarks listener("not rotated: ", remarks);
-    walkAndApplyPatterns(getOperation(), patterns, &listener);
-    if (!remarks)
+    for (auto &[op, opPatterns] : work)
+      (void)fp4::detail::applyPatternsOnce(op, opPatterns, &listener);
+    if (!remarks && !declined)
       listener.warnIfUnchanged(getOperation(), "fp4-rotate", "rotated",
                                "fp4.matmul with a quantized operand");
     for (Operation *op : originals)
@@ -152,6 +165,7 @@ private:
   RotateOptions options;
   std::optional<CalibrationData> calibrationData;
   FrozenRewritePatternSet patterns;
+  fp4::detail::RecipePatternCache recipePatterns;
   FrozenRewritePatternSet permutationFolding;
   std::string optionError;
 };

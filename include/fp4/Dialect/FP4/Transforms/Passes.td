@@ -71,8 +71,28 @@ def FP4Quantize : Pass<"fp4-quantize"> {
     statistics compiled out and prints none, the warning carries the
     counts).
 
-    Invalid `scheme` or `operands` values fail the pass with an error on the
-    root operation. A scheme with parameters must be quoted:
+    Which contractions, and how (docs/Recipes.md): `operands=weights`
+    quantizes the rhs of weight products only (the rhs a constant or a
+    function argument, through layout and conversion ops); activation x
+    activation products (attention's Q K^T, P V) are left in float unless
+    `activation-products=true`. `recipe=<file.json>` chooses per contraction
+    instead (scheme, fallback schemes, operands, accuracy transforms) by
+    operand kind, layer name (the op's first NameLoc) and shape; with neither
+    `recipe=` nor an explicit `scheme=`, an `fp4.recipe` dictionary on the
+    module is the recipe. Each fp4.matmul built under a recipe carries an
+    `fp4.recipe` dictionary that fp4-rotate, fp4-macro-scale,
+    fp4-outlier-fallback and fp4-residual honor. Contractions left in float
+    by choice are counted in the summary warning ("excluded") but do not
+    raise it alone.
+
+    A weight broadcast over the batch by `linalg.broadcast` or a
+    broadcasting `linalg.generic` (torch-mlir's Linear on a 3-D input) is
+    read through: the 2-D source becomes the shared rhs, quantized once (and
+    folded by `fp4-fold-constants`), not per batch.
+
+    Invalid `scheme` or `operands` values, and recipes that cannot be read
+    or validated (the error names the file, the rule and the key), fail the
+    pass with an error on the root operation. A scheme with parameters must be quoted:
     `-fp4-quantize="scheme='#fp4.nvfp4<four_over_six = true>' operands=weights"`.
   }];
   let options = [
@@ -84,6 +104,12 @@ def FP4Quantize : Pass<"fp4-quantize"> {
            "weights (rhs)">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Emit a remark on every contraction that is left unquantized">,
+    Option<"recipe", "recipe", "std::string", /*default=*/"\"\"",
+           "Recipe file (JSON, docs/Recipes.md) choosing per contraction; "
+           "exclusive with scheme and operands">,
+    Option<"activationProducts", "activation-products", "bool",
+           /*default=*/"false",
+           "Also quantize activation x activation products (attention)">,
   ];
   let statistics = [
     Statistic<"numQuantized", "quantized",
@@ -93,6 +119,8 @@ def FP4Quantize : Pass<"fp4-quantize"> {
               "multiple of the scheme's blocks">,
     Statistic<"numSkippedElementType", "skipped-element-type",
               "Contractions left unchanged: an operand is not f32/bf16/f16">,
+    Statistic<"numSkippedExcluded", "skipped-excluded",
+              "Contractions left in float by choice (recipe, operand kind)">,
     Statistic<"numSkippedForm", "skipped-form",
               "Contractions left unchanged: not a matrix product fp4.matmul "
               "takes (maps, dimensions, body)">,
@@ -235,6 +263,11 @@ def FP4Rotate : Pass<"fp4-rotate"> {
     value that is not an `fp4.quantize` result, e.g. an already folded
     `fp4.pack` or a function argument; a dynamic K) are left unchanged, with
     a remark `not rotated: <reason>` when `remarks=true`.
+    Under a recipe (docs/Recipes.md), an `fp4.matmul` carrying an
+    `fp4.recipe` dictionary gets the options of its `rotate` entry instead
+    of the pass options, and is left alone when the entry is absent (a
+    remark with `remarks=true`; no "nothing done" warning then). Per op:
+    randomized or deterministic mode.
   }];
   let options = [
     Option<"size", "size", "int64_t", /*default=*/"32",
@@ -317,6 +350,11 @@ def FP4OutlierFallback : Pass<"fp4-outlier-fallback"> {
     calibration data missing for a product's activations; invalid `mode` or
     `operands`. `k`, `block-size` and `operands` apply to block-topk,
     `threshold` and `calibration` to static-channels.
+    Under a recipe (docs/Recipes.md), an `fp4.matmul` carrying an
+    `fp4.recipe` dictionary gets the options of its `outlier_fallback` entry
+    instead of the pass options, and is left alone when the entry is absent
+    (a remark with `remarks=true`; no "nothing done" warning then). Per op:
+    block-topk mode.
   }];
   let options = [
     Option<"mode", "mode", "std::string", /*default=*/"\"block-topk\"",
@@ -370,6 +408,10 @@ def FP4Residual : Pass<"fp4-residual"> {
     fp4.quantize, already corrected, K not a multiple of the block).
     Errors: an invalid `sparsity` or `operands`; `k` or `block-size` with
     `sparsity=2:4`; `k` outside [1, block-size]; `block-size` above 128.
+    Under a recipe (docs/Recipes.md), an `fp4.matmul` carrying an
+    `fp4.recipe` dictionary gets the options of its `residual` entry instead
+    of the pass options, and is left alone when the entry is absent (a
+    remark with `remarks=true`; no "nothing done" warning then).
   }];
   let options = [
     Option<"sparsity", "sparsity", "std::string", /*default=*/"\"2:4\"",
@@ -414,6 +456,12 @@ def FP4MacroScale : Pass<"fp4-macro-scale"> {
     Invalid options (`macro-block` not 0 and not a multiple of 32 in [32,
     65536], `search` outside [0, 256]) fail the pass with an error on the
     root operation.
+    Under a recipe (docs/Recipes.md), an `fp4.matmul` carrying an
+    `fp4.recipe` dictionary gets the options of its `macro_scale` entry
+    instead of the pass options, and is left alone when the entry is absent
+    (a remark with `remarks=true`; no "nothing done" warning then). The
+    entry is that of the matmuls using the quantize; a quantize shared by
+    matmuls whose entries differ is left, with a remark.
   }];
   let options = [
     Option<"macroBlock", "macro-block", "int64_t", /*default=*/"256",

@@ -10,7 +10,10 @@
 #define FP4_DIALECT_FP4_TRANSFORMS_TRANSFORMS_H
 
 #include "fp4/Dialect/FP4/IR/FP4Dialect.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Location.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <functional>
@@ -20,6 +23,9 @@
 namespace mlir {
 class MLIRContext;
 class RewritePatternSet;
+namespace linalg {
+class LinalgOp;
+} // namespace linalg
 
 namespace fp4 {
 
@@ -32,18 +38,76 @@ enum class QuantizeSkip {
   Form,        ///< not a matrix product fp4.matmul takes (maps, dims, body)
   ElementType, ///< an operand is not f32, bf16 or f16
   Shape,       ///< K dynamic, empty, or not a multiple of the scheme's blocks
+  Excluded,    ///< left in float by choice: a recipe's ignore list or rule,
+               ///< or an activation x activation product not opted in
 };
 
+/// What fp4-quantize knows about a contraction when it chooses how to
+/// quantize it (docs/Recipes.md).
+struct ContractionInfo {
+  /// The op's layer name (getLayerName), empty when it has none.
+  StringRef layer;
+  /// Whether the linalg rhs is a weight: a constant or a function argument,
+  /// through layout and conversion ops (isWeightOperand). Otherwise the
+  /// contraction is an activation x activation product.
+  bool weightRhs = false;
+  /// Shared batch (1 when none), product of the lhs free dimensions (M), of
+  /// the rhs free ones (N), and K; ShapedType::kDynamic where not static.
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+};
+
+/// How one contraction is quantized.
+struct QuantizeChoice {
+  /// Tried in order: the first scheme that fits the contraction (K a
+  /// multiple of its blocks, a quantized type its verifier accepts) is used.
+  SmallVector<QuantSchemeAttrInterface> schemes;
+  /// When no scheme fits: true leaves the op in float as chosen
+  /// (QuantizeSkip::Excluded), false reports it as a shape skip.
+  bool floatWhenNoneFits = false;
+  QuantizeOperands operands = QuantizeOperands::Both;
+  /// Attached to the fp4.matmul as kRecipeAttrName when set.
+  DictionaryAttr recipe;
+
+  bool quantizeLhs() const { return operands != QuantizeOperands::Weights; }
+  bool quantizeRhs() const { return operands != QuantizeOperands::Activations; }
+};
+
+/// The discardable attribute of an fp4.matmul saying which accuracy
+/// transforms its recipe asks for, and with which options (docs/Recipes.md);
+/// as a module attribute, a whole recipe.
+inline constexpr StringLiteral kRecipeAttrName = "fp4.recipe";
+
 struct QuantizeOptions {
-  /// The scheme every quantized operand gets (blocked along K). Required.
+  /// The scheme every quantized operand gets (blocked along K). Required
+  /// unless `select` is set.
   QuantSchemeAttrInterface scheme;
   QuantizeOperands operands = QuantizeOperands::Both;
+  /// Quantize activation x activation products (attention's Q K^T, P V)
+  /// too; off by default (they are opt-in).
+  bool activationProducts = false;
+  /// Chooses per contraction (a recipe); replaces scheme / operands /
+  /// activationProducts. Returns std::nullopt to leave the op in float, with
+  /// the reason in the string.
+  std::function<std::optional<QuantizeChoice>(linalg::LinalgOp,
+                                              const ContractionInfo &,
+                                              std::string &)>
+      select;
   /// Called for every contraction the pattern leaves unchanged (optional).
   std::function<void(QuantizeSkip)> onSkip;
 
   bool quantizeLhs() const { return operands != QuantizeOperands::Weights; }
   bool quantizeRhs() const { return operands != QuantizeOperands::Activations; }
 };
+
+/// The layer name of an op at `loc`: the first NameLoc met walking it
+/// depth-first (FusedLoc in order, CallSiteLoc callee first), or std::nullopt.
+std::optional<StringRef> getLayerName(Location loc);
+
+/// Whether `value` is a weight for fp4-quantize: through linalg.transpose,
+/// linalg.broadcast, copying or broadcasting linalg.generic, tensor reshapes
+/// and casts, arith.extf / arith.truncf, it comes from a constant or from an
+/// argument of the enclosing function.
+bool isWeightOperand(Value value);
 
 /// Adds the pattern rewriting linalg contractions (linalg.matmul and
 /// linalg.batch_matmul with default or explicit indexing maps, linalg.generic
