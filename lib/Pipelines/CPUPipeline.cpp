@@ -10,6 +10,15 @@
 //    affine.apply for subview offsets;
 //  * arith is lowered without any fast-math, keeping the numerics rules'
 //    one-rounding-per-operation guarantee;
+//  * math: LLVM intrinsics where LLVM has one (exp, sqrt, log, ...), libm
+//    calls for the rest (erf of exact GELU, tanh); rsqrt is expanded to
+//    1 / sqrt first, since math-to-llvm has no pattern for it and libm has
+//    no rsqrtf. llvm-request-c-wrappers (c-wrappers) runs first, before
+//    the libm conversion creates declarations it would otherwise give C
+//    wrappers that no library defines;
+//  * fast changes the loops, not the arithmetic: each output element sees
+//    the same operations in the same order (see fp4-contraction-loop-order),
+//    so it is bit-identical to the default lowering;
 //  * the last step, fp4-reproducible-output, gives bufferization's constant
 //    globals canonical names, so the output does not change between runs.
 //
@@ -20,10 +29,13 @@
 #include "fp4/Conversion/Passes.h"
 #include "fp4/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Async/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/Transforms/RequestCWrappers.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -33,6 +45,10 @@ using namespace mlir;
 
 void mlir::fp4::buildFP4CPUPipeline(OpPassManager &pm,
                                     const FP4CPUPipelineOptions &options) {
+  // Only the functions the user wrote get C wrappers: not the outlined
+  // async tasks of `fast`, nor the libm declarations created later.
+  if (options.cWrappers)
+    pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createConvertFP4ToLinalg());
   // Elementwise arith/math on tensors (common in hand-written and frontend
   // IR around the fp4 ops) has no bufferization: make it linalg first.
@@ -47,7 +63,21 @@ void mlir::fp4::buildFP4CPUPipeline(OpPassManager &pm,
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  if (options.fast) {
+    pm.addNestedPass<func::FuncOp>(createFP4ContractionLoopOrder());
+    pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+    pm.addPass(createCanonicalizerPass());
+    AsyncParallelForPassOptions parallelFor;
+    parallelFor.asyncDispatch = true;
+    parallelFor.numWorkerThreads = options.threads;
+    parallelFor.minTaskSize = options.minTaskSize;
+    pm.addPass(createAsyncParallelForPass(parallelFor));
+    pm.addPass(createAsyncToAsyncRuntimePass());
+    pm.addPass(createAsyncRuntimeRefCountingPass());
+    pm.addPass(createAsyncRuntimeRefCountingOptPass());
+  } else {
+    pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (!options.lowerToLLVM) {
@@ -62,7 +92,13 @@ void mlir::fp4::buildFP4CPUPipeline(OpPassManager &pm,
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertVectorToLLVMPass());
+  math::MathExpandOpsPassOptions expand;
+  expand.opMnemonics = {"rsqrt"};
+  pm.addPass(math::createMathExpandOpsPass(expand));
   pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  if (options.fast)
+    pm.addPass(createConvertAsyncToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());

@@ -35,5 +35,6 @@ void mlir::fp4::registerAllPasses() {
   registerFP4CheckCUDAToolkit();
   registerFP4MaterializeGPULaunches();
   registerFP4ReproducibleOutput();
+  registerFP4ContractionLoopOrder();
   registerFP4Pipelines();
 }

@@ -23,12 +23,39 @@ struct FP4CPUPipelineOptions
                      "bufferization and linalg-to-loops (memref + scf + "
                      "arith), e.g. to plug into another LLVM lowering"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> cWrappers{
+      *this, "c-wrappers",
+      llvm::cl::desc("Give every function a C interface wrapper "
+                     "(llvm-request-c-wrappers, run before the libm "
+                     "conversion so libm declarations keep plain C names); "
+                     "frontend IR such as torch-mlir's has none"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> fast{
+      *this, "fast",
+      llvm::cl::desc("Fast CPU code, same results bit for bit: contractions "
+                     "reordered for vectorizable loops "
+                     "(fp4-contraction-loop-order), parallel loops run on "
+                     "threads of MLIR's async runtime (async-parallel-for; "
+                     "link or load libmlir_async_runtime.so)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<int> threads{
+      *this, "threads",
+      llvm::cl::desc("With fast: worker threads async-parallel-for plans "
+                     "for (-1: the runtime's thread count at run time)"),
+      llvm::cl::init(-1)};
+  PassOptions::Option<int> minTaskSize{
+      *this, "min-task-size",
+      llvm::cl::desc("With fast: fewest loop iterations per async task"),
+      llvm::cl::init(1024)};
 };
 
 /// convert-fp4-to-linalg, canonicalize + cse, one-shot bufferization (whole
 /// functions, identity-layout memrefs at function boundaries), the buffer
-/// deallocation pipeline, linalg to loops and then (lower-to-llvm) the LLVM
-/// dialect conversions. Functions keep `llvm.emit_c_interface`.
+/// deallocation pipeline, linalg to loops (fast: reordered contractions,
+/// parallel loops on async threads) and then (lower-to-llvm) the LLVM
+/// dialect conversions, math through LLVM intrinsics where LLVM has them,
+/// rsqrt expanded to 1 / sqrt, the rest (erf, tanh, ...) as libm calls.
+/// Functions keep `llvm.emit_c_interface`; c-wrappers adds it to all.
 void buildFP4CPUPipeline(OpPassManager &pm,
                          const FP4CPUPipelineOptions &options);
 

@@ -52,4 +52,38 @@ def FP4ReproducibleOutput
   ];
 }
 
+def FP4ContractionLoopOrder
+    : Pass<"fp4-contraction-loop-order", "::mlir::func::FuncOp"> {
+  let summary = "Put a contraction's reduction loops outside its innermost "
+                "output dimension, for vectorizable loops";
+  let description = [{
+    Generalizes and interchanges contractions (linalg ops whose innermost
+    loop is a reduction, e.g. `linalg.matmul`'s `(i, j, k)`) so that the
+    parallel loop indexing the output's last, unit-stride dimension becomes
+    the innermost one: `(i, k, j)`. Lowered to loops, the innermost loop
+    then updates consecutive output elements without a loop-carried
+    dependence, which LLVM's loop vectorizer turns into SIMD code without
+    any fast-math flag: every output element still accumulates its products
+    in the same order, one rounding per operation, so the results are
+    bit-identical to the loops of the original order.
+
+    An op is moved only if every operand that the moved dimension indexes
+    has it as its last (unit-stride) dimension, so no access becomes
+    strided (a softmax's row sum, `(d0, d1, d2) -> (d0, d1)` reading
+    `(d0, d1, d2)`, is left as it is). Works on tensors and buffers.
+    fp4-pipeline-cpu runs it with `fast`.
+
+    ```mlir
+    // before: linalg.matmul ins(%a, %b) outs(%c)     (i, j, k)
+    // after:  linalg.generic {iterator_types = ["parallel", "reduction",
+    //                          "parallel"]}          (i, k, j)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numInterchanged", "interchanged",
+              "Contractions whose loops were reordered">,
+  ];
+}
+
 #endif // FP4_TRANSFORMS_PASSES_TD
