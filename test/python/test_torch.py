@@ -100,18 +100,25 @@ RUN_FIXTURE = textwrap.dedent("""
 """)
 
 
+_RUNS = {}
+
+
 def run_fixture(pipeline, tmp_path):
     """Lowers the fixture with `pipeline`, JIT-runs it in a fresh process
     (MLIR's async runtime is process-global: each ExecutionEngine that
     loads it resets it when destroyed, so engines of `fast` code do not
-    share a process), returns (output, torch's expected output)."""
-    out = tmp_path / "out.npy"
-    run = subprocess.run(
-        [sys.executable, "-c", RUN_FIXTURE, os.path.join(ROOT, "python"),
-         FIXTURE, DATA, pipeline, str(out)],
-        capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, run.stderr[-4000:]
-    return np.load(out), np.load(DATA)["expected"]
+    share a process), returns (output, torch's expected output). Each
+    pipeline runs once per session (a JIT run of the fixture takes about a
+    minute on 2 cores; several tests compare the same runs)."""
+    if pipeline not in _RUNS:
+        out = tmp_path / "out.npy"
+        run = subprocess.run(
+            [sys.executable, "-c", RUN_FIXTURE, os.path.join(ROOT, "python"),
+             FIXTURE, DATA, pipeline, str(out)],
+            capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stderr[-4000:]
+        _RUNS[pipeline] = np.load(out)
+    return _RUNS[pipeline].copy(), np.load(DATA)["expected"]
 
 
 @pytest.mark.parametrize("options", ["c-wrappers=true",

@@ -10,6 +10,7 @@
 #include "fp4/Dialect/FP4/Transforms/Passes.h"
 #include "fp4/Dialect/FP4/Transforms/Recipe.h"
 #include "fp4/Dialect/FP4/Transforms/Transforms.h"
+#include "fp4/Transforms/PassStatistics.h"
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -115,18 +116,30 @@ struct FP4QuantizePass final
     options.activationProducts = activationProducts;
     options.onSkip = [this](QuantizeSkip why) {
       ++skippedThisRun[static_cast<int>(why)];
+      // Names and descriptions as declared in Passes.td (fp4's record of
+      // the statistics, fp4/Transforms/PassStatistics.h).
       switch (why) {
       case QuantizeSkip::Shape:
-        ++numSkippedShape;
+        fp4::addToStatistic(*this, numSkippedShape, "skipped-shape",
+                            "Contractions left unchanged: K dynamic, empty "
+                            "or not a multiple of the scheme's blocks");
         break;
       case QuantizeSkip::ElementType:
-        ++numSkippedElementType;
+        fp4::addToStatistic(*this, numSkippedElementType,
+                            "skipped-element-type",
+                            "Contractions left unchanged: an operand is not "
+                            "f32/bf16/f16");
         break;
       case QuantizeSkip::Form:
-        ++numSkippedForm;
+        fp4::addToStatistic(*this, numSkippedForm, "skipped-form",
+                            "Contractions left unchanged: not a matrix "
+                            "product fp4.matmul takes (maps, dimensions, "
+                            "body)");
         break;
       case QuantizeSkip::Excluded:
-        ++numSkippedExcluded;
+        fp4::addToStatistic(*this, numSkippedExcluded, "skipped-excluded",
+                            "Contractions left in float by choice (recipe, "
+                            "operand kind)");
         break;
       }
     };
@@ -200,7 +213,8 @@ struct FP4QuantizePass final
         root, attributePatterns ? *attributePatterns : patterns,
         &listener);
     int64_t quantized = countMatmuls() - before;
-    numQuantized += quantized;
+    fp4::addToStatistic(*this, numQuantized, "quantized",
+                        "Contractions rewritten to fp4.matmul", quantized);
     // remarks=true already reports each op left alone.
     if (!remarks)
       warnAboutSkipped(root, quantized, listener);

@@ -68,8 +68,8 @@ def FP4Quantize : Pass<"fp4-quantize"> {
     left unchanged (8 shape), first here: <reason>`) at the first op left
     alone. The pass statistics count quantized and skipped contractions per
     reason (`-mlir-pass-statistics`; Debian's MLIR 22 is built with
-    statistics compiled out and prints none, the warning carries the
-    counts).
+    statistics compiled out, so fp4-opt prints fp4's own record of them in
+    MLIR's list format, fp4/Transforms/PassStatistics.h).
 
     Which contractions, and how (docs/Recipes.md): `operands=weights`
     quantizes the rhs of weight products only (the rhs a constant or a
