@@ -19,6 +19,7 @@
 #include "fp4/Numerics/NVFP4.h"
 #include "fp4/Numerics/ScalarOps.h"
 
+#include "FloatBits.h"
 #include "gtest/gtest.h"
 
 #include <cmath>
@@ -29,19 +30,10 @@ using namespace mlir::fp4::numerics;
 
 namespace {
 
+using fp4test::bitsOf;
+using fp4test::fromBits;
+
 const ScalarOps ops;
-
-uint32_t bitsOf(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-float fromBits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
 
 /// Half `h` (0: low, 1: high) of a bf16x2 value, as the f32 it denotes.
 float half(int32_t pair, int h) {

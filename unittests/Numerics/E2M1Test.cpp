@@ -3,6 +3,7 @@
 #include "fp4/Numerics/E2M1.h"
 #include "fp4/Numerics/ScalarOps.h"
 
+#include "FloatBits.h"
 #include "gtest/gtest.h"
 
 #include <cmath>
@@ -14,6 +15,8 @@ using namespace mlir::fp4::numerics;
 
 namespace {
 
+using fp4test::bitsOf;
+
 const ScalarOps ops;
 const float kGrid[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
 
@@ -22,12 +25,6 @@ int32_t rne(float v) {
 }
 int32_t away(float v) {
   return e2m1Encode(ops, v, ElementRounding::HalfAway, 0);
-}
-
-uint32_t bitsOf(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
 }
 
 /// Brute force: the nearest grid point by distance in double, ties to the

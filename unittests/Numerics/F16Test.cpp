@@ -10,6 +10,7 @@
 #include "fp4/Numerics/F16.h"
 #include "fp4/Numerics/ScalarOps.h"
 
+#include "FloatBits.h"
 #include "gtest/gtest.h"
 
 #include <cmath>
@@ -19,18 +20,11 @@ using namespace mlir::fp4::numerics;
 
 namespace {
 
+using fp4test::bitsOf;
+using fp4test::fromBits;
+
 const ScalarOps ops;
 
-uint32_t bitsOf(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-float fromBits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
 uint16_t halfBits(_Float16 h) {
   uint16_t u;
   std::memcpy(&u, &h, 2);

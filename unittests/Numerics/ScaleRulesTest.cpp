@@ -6,6 +6,7 @@
 #include "fp4/Numerics/Reference.h"
 #include "fp4/Numerics/ScalarOps.h"
 
+#include "FloatBits.h"
 #include "gtest/gtest.h"
 
 #include <cmath>
@@ -18,16 +19,12 @@ using namespace mlir::fp4::numerics;
 
 namespace {
 
+using fp4test::bitsOf;
+
 const ScalarOps ops;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kMax = std::numeric_limits<float>::max();
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
-
-uint32_t bitsOf(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
 
 int32_t byteOf(float amax, ScaleRounding r) {
   return mxScaleByte(ops, amax, r);
