@@ -43,6 +43,10 @@ RECIPES = {
     "residual_top4": ("", ["-fp4-residual=sparsity=topk k=4 block-size=32"]),
     "rot_outl_resid": ("", ["-fp4-rotate=size=32", "-fp4-outlier-fallback=k=2",
                             "-fp4-residual"]),
+    # The same with activation-only outliers (no weight outlier bytes).
+    "rot_outl_act_resid": ("", ["-fp4-rotate=size=32",
+                                "-fp4-outlier-fallback=k=2 operands=activations",
+                                "-fp4-residual"]),
     # W4A16: bf16 activations, the weights corrected.
     "w4a16_outlier_k2": ("operands=weights",
                          ["-fp4-outlier-fallback=k=2 operands=weights"]),
@@ -297,7 +301,7 @@ def check(case_dir, fp4_run):
 # ---------------------------------------------------------------------------
 
 BENCH_RECIPES = ["plain", "outlier_k1", "outlier_k2", "outlier_k4",
-                 "static_channels", "residual_24", "full"]
+                 "static_channels", "residual_24", "full", "full_act"]
 BENCH_SHAPES = [(1, 14336, 4096), (16, 14336, 4096), (4096, 4096, 4096)]
 BENCH_CASES = [dict(name=f"bench_{r}_m{m}_n{n}_k{k}", recipe=r, m=m, n=n, k=k)
                for r in BENCH_RECIPES for (m, n, k) in BENCH_SHAPES]
@@ -314,19 +318,21 @@ def bench_mlir(case):
     body = []
     x_ty = t(m, k, "bf16")
     src = "%x"
-    if r == "full":
+    if r in ("full", "full_act"):
         body.append(f"%xr = fp4.rotate %x hadamard 32 seed 0 axis 1 : {x_ty} -> {t(m, k, 'f32')}")
         src, x_ty = "%xr", t(m, k, "f32")
     lhs_parts, rhs_parts = [], ["(%qw) : (" + q(n) + ")"]
-    topk = {"outlier_k1": 1, "outlier_k2": 2, "outlier_k4": 4, "full": 2}.get(r)
+    topk = {"outlier_k1": 1, "outlier_k2": 2, "outlier_k4": 4, "full": 2,
+            "full_act": 2}.get(r)
     if topk:
         sv, si = t(m, k // 32, topk, "bf16"), t(m, k // 32, topk, "i8")
         wv, wi = t(n, k // 32, topk, "bf16"), t(n, k // 32, topk, "i8")
         body.append(f"%rest, %xv, %xi = fp4.split_outliers {src} block 32 top {topk} : {x_ty} -> {sv}, {si}")
-        args += [f"%wv: {wv}", f"%wi: {wi}"]
         src = "%rest"
         lhs_parts.append(f"(%xv, %xi block 32) : ({sv}, {si})")
-        rhs_parts.append(f"(%wv, %wi block 32) : ({wv}, {wi})")
+        if r != "full_act":  # activation-only outliers: no weight part
+            args += [f"%wv: {wv}", f"%wi: {wi}"]
+            rhs_parts.append(f"(%wv, %wi block 32) : ({wv}, {wi})")
     if r == "static_channels":
         c = len(BENCH_CHANNELS)
         chans = ", ".join(str(v) for v in BENCH_CHANNELS)
@@ -334,7 +340,7 @@ def bench_mlir(case):
         args.append(f"%wg: {t(n, c, 'bf16')}")
         src = "%rest"
     body.append(f"%qx = fp4.quantize {src} : {x_ty} -> {q(m)}")
-    if r in ("residual_24", "full"):
+    if r in ("residual_24", "full", "full_act"):
         rv, ri = t(m, k // 4, 2, "bf16"), t(m, k // 4, 2, "i8")
         body.append(f"%rv, %ri = fp4.residual {src}, %qx block 4 top 2 : {x_ty}, {q(m)} -> {rv}, {ri}")
     body.append(f"%y0 = fp4.matmul %qx, %qw : {q(m)}, {q(n)} -> {y}")
@@ -342,7 +348,7 @@ def bench_mlir(case):
     # Every activation part meets every weight part (the quantized product
     # is %y0), in the order of the passes.
     act = ["(%qx) : (" + q(m) + ")"] + lhs_parts
-    if r in ("residual_24", "full"):
+    if r in ("residual_24", "full", "full_act"):
         act.append(f"(%rv, %ri block 4) : ({rv}, {ri})")
     for a_i, a in enumerate(act):
         for w_i, w in enumerate(rhs_parts):

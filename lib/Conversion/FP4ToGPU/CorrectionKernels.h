@@ -124,6 +124,61 @@ FailureOr<KernelPlan> buildAccumulateKernel(OpBuilder &builder, Location loc,
                                             const AccumulateKernelSpec &spec,
                                             std::string &reason);
 
+/// One row group of a fused correction chain's stacked activations: a
+/// dense part (quantized, whose values are exact in bf16, or bf16; absent
+/// when both types are null) plus an optional block-sparse bf16 part that
+/// is +0 in the dense part wherever it stores an entry, so that their sum
+/// is exact in bf16.
+struct StackedActivationGroup {
+  CorrectionOperand dense, sparse;
+};
+
+/// The activation parts of a fused chain (FusedCorrectionChain.h) written
+/// as bf16 row groups: group g of [rows, cols] lands in output p at rows
+/// [j * rows, (j + 1) * rows) where p, j locate g in `outputGroups` (groups
+/// per output, in order). With `transposedSum`, also the f32 sum over the
+/// groups, transposed to [cols, rows], for the weight-outlier epilogue.
+/// Arguments: each group's dense then sparse memrefs, the outputs, [the
+/// transposed sum].
+struct StackActivationsKernelSpec {
+  int64_t rows = 0, cols = 0;
+  SmallVector<StackedActivationGroup> groups;
+  SmallVector<int64_t> outputGroups;
+  bool transposedSum = false;
+  SmallVector<KernelArg> args;
+};
+/// One thread per element (row, col), all groups.
+FailureOr<KernelPlan>
+buildStackActivationsKernel(OpBuilder &builder, Location loc,
+                            gpu::GPUModuleOp module, StringRef name,
+                            const StackActivationsKernelSpec &spec,
+                            std::string &reason);
+
+/// The end of a fused chain: result[m, n] = round(acc[m, n] + sum over the
+/// products p and their groups j of product_p[j * m_rows + m, n] + sum over
+/// the stored entries e of row n of the sparse weights of
+/// summedT[col(e), m] * value(e)). Arguments: the products (f32,
+/// [groups_p * m, n]), [summedT (f32 [k, m]), weight values, indices],
+/// [acc], result.
+struct StackedEpilogueKernelSpec {
+  int64_t m = 0, n = 0, k = 0;
+  SmallVector<int64_t> productGroups;
+  /// The weight outliers (sparse, bf16); k == 0 without.
+  CorrectionOperand sparseWeights;
+  /// Null without acc.
+  Type accElementType;
+  Type resultElementType;
+  SmallVector<KernelArg> args;
+};
+/// Without sparse weights one thread per output; with them one warp per
+/// weight row n, lanes over (m, block slots), coalesced entry loads and a
+/// butterfly sum over the slots (m <= 32).
+FailureOr<KernelPlan>
+buildStackedEpilogueKernel(OpBuilder &builder, Location loc,
+                           gpu::GPUModuleOp module, StringRef name,
+                           const StackedEpilogueKernelSpec &spec,
+                           std::string &reason);
+
 /// Shared by the thread-per-item kernels above: a 1-D launch of
 /// `threadsPerBlock` threads covering `items`, the shell, and the builder
 /// placed inside `if (gid < items)` with `gid` (index) returned.

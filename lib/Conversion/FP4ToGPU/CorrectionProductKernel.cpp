@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CorrectionKernels.h"
+#include "CorrectionOperandReader.h"
 #include "ElementAccess.h"
 #include "ElementwiseKernel.h"
 
@@ -39,38 +40,34 @@ int64_t CorrectionOperand::numArgs() const {
   return 1;
 }
 
+Value CorrectionOperandReader::dense(OpBuilder &b, Location loc, Value row,
+                                     Value col) const {
+  if (spec.quantized)
+    return loadDequantizedElement(b, loc, spec.quantized, memrefs, row, col);
+  return loadAsF32(b, loc, memrefs[0], {row, col});
+}
+
+std::pair<Value, Value>
+CorrectionOperandReader::entry(OpBuilder &b, Location loc, Value row,
+                               Value block, Value slot) const {
+  Value value = loadAsF32(b, loc, memrefs[0], {row, block, slot});
+  Value index8 =
+      memref::LoadOp::create(b, loc, memrefs[1], ValueRange{row, block, slot});
+  Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), index8);
+  return {value, index};
+}
+
+Value CorrectionOperandReader::column(OpBuilder &b, Location loc, Value block,
+                                      Value index) const {
+  Value clamped = arith::MaxSIOp::create(b, loc, index, indexConst(b, loc, 0));
+  clamped = arith::MinSIOp::create(b, loc, clamped,
+                                   indexConst(b, loc, spec.blockSize - 1));
+  Value base =
+      arith::MulIOp::create(b, loc, block, indexConst(b, loc, spec.blockSize));
+  return arith::AddIOp::create(b, loc, base, clamped);
+}
+
 namespace {
-
-/// An operand inside the kernel: its spec and memrefs.
-struct OperandReader {
-  const CorrectionOperand &spec;
-  ValueRange memrefs;
-
-  /// Dense element (row, col) as f32.
-  Value dense(OpBuilder &b, Location loc, Value row, Value col) const {
-    if (spec.quantized)
-      return loadDequantizedElement(b, loc, spec.quantized, memrefs, row, col);
-    return loadAsF32(b, loc, memrefs[0], {row, col});
-  }
-  /// Sparse entry (row, block, slot): its f32 value and raw index (index).
-  std::pair<Value, Value> entry(OpBuilder &b, Location loc, Value row,
-                                Value block, Value slot) const {
-    Value value = loadAsF32(b, loc, memrefs[0], {row, block, slot});
-    Value index8 =
-        memref::LoadOp::create(b, loc, memrefs[1], ValueRange{row, block, slot});
-    Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), index8);
-    return {value, index};
-  }
-  /// Column of an entry: block * B + clamp(index, 0, B - 1).
-  Value column(OpBuilder &b, Location loc, Value block, Value index) const {
-    Value clamped = arith::MaxSIOp::create(b, loc, index, indexConst(b, loc, 0));
-    clamped = arith::MinSIOp::create(b, loc, clamped,
-                                     indexConst(b, loc, spec.blockSize - 1));
-    Value base =
-        arith::MulIOp::create(b, loc, block, indexConst(b, loc, spec.blockSize));
-    return arith::AddIOp::create(b, loc, base, clamped);
-  }
-};
 
 Value multiplyAdd(OpBuilder &b, Location loc, Value acc, Value x, Value y) {
   Value product = arith::MulFOp::create(b, loc, x, y);
@@ -110,8 +107,8 @@ FailureOr<KernelPlan> mlir::fp4::buildCorrectionProductKernel(
       "correction_gather");
   OpBuilder &b = builder;
   ValueRange args = kernel.launch.func.getBody().front().getArguments();
-  OperandReader lhs{spec.lhs, args.take_front(spec.lhs.numArgs())};
-  OperandReader rhs{spec.rhs,
+  CorrectionOperandReader lhs{spec.lhs, args.take_front(spec.lhs.numArgs())};
+  CorrectionOperandReader rhs{spec.rhs,
                     args.slice(spec.lhs.numArgs(), spec.rhs.numArgs())};
   Value m, n;
   std::tie(m, n) = splitItem(b, loc, kernel.gid, spec.n);
@@ -134,8 +131,8 @@ FailureOr<KernelPlan> mlir::fp4::buildCorrectionProductKernel(
   } else if (!rhs.spec.isSparse() || !lhs.spec.isSparse()) {
     // One sparse side drives the loop; the other is gathered at col.
     bool lhsDrives = lhs.spec.isSparse();
-    const OperandReader &sparse = lhsDrives ? lhs : rhs;
-    const OperandReader &dense = lhsDrives ? rhs : lhs;
+    const CorrectionOperandReader &sparse = lhsDrives ? lhs : rhs;
+    const CorrectionOperandReader &dense = lhsDrives ? rhs : lhs;
     Value sparseRow = lhsDrives ? m : n, denseRow = lhsDrives ? n : m;
     sum = sumOverEntries(
         b, loc, init, spec.k / sparse.spec.blockSize, sparse.spec.k,
@@ -151,8 +148,8 @@ FailureOr<KernelPlan> mlir::fp4::buildCorrectionProductKernel(
     int64_t lhsEntries = spec.k / lhs.spec.blockSize * lhs.spec.k;
     int64_t rhsEntries = spec.k / rhs.spec.blockSize * rhs.spec.k;
     bool lhsDrives = lhsEntries <= rhsEntries;
-    const OperandReader &drive = lhsDrives ? lhs : rhs;
-    const OperandReader &probe = lhsDrives ? rhs : lhs;
+    const CorrectionOperandReader &drive = lhsDrives ? lhs : rhs;
+    const CorrectionOperandReader &probe = lhsDrives ? rhs : lhs;
     Value driveRow = lhsDrives ? m : n, probeRow = lhsDrives ? n : m;
     sum = sumOverEntries(
         b, loc, init, spec.k / drive.spec.blockSize, drive.spec.k,

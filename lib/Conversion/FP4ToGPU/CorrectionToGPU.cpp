@@ -11,10 +11,12 @@
 
 #include "fp4/Conversion/FP4ToGPU/CorrectionToGPU.h"
 #include "CorrectionKernels.h"
+#include "FusedCorrectionChain.h"
 
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <memory>
 #include <type_traits>
 
 using namespace mlir;
@@ -36,8 +38,9 @@ bool isStaticRank(Type type, int64_t rank) {
 /// Shared by the patterns: the hooks, the decline path and the launch.
 template <typename OpTy>
 struct CorrectionPattern : public OpRewritePattern<OpTy> {
-  CorrectionPattern(MLIRContext *ctx, const FP4GPULaunchHooks &hooks)
-      : OpRewritePattern<OpTy>(ctx), hooks(hooks) {}
+  CorrectionPattern(MLIRContext *ctx, const FP4GPULaunchHooks &hooks,
+                    std::shared_ptr<LoweredSplits> splits)
+      : OpRewritePattern<OpTy>(ctx), hooks(hooks), splits(std::move(splits)) {}
 
   LogicalResult decline(OpTy op, PatternRewriter &rewriter,
                         const Twine &reason) const {
@@ -93,6 +96,8 @@ struct CorrectionPattern : public OpRewritePattern<OpTy> {
   }
 
   const FP4GPULaunchHooks &hooks;
+  /// Shared by the patterns of one set: the splits converted so far.
+  std::shared_ptr<LoweredSplits> splits;
 };
 
 /// Appends an output argument and its (name, type) for emitHost.
@@ -137,13 +142,20 @@ struct BlockTopKToGPU : public CorrectionPattern<OpTy> {
       addOutput(spec.args, outputs, "rest", op.getRest().getType());
     addOutput(spec.args, outputs, "values", op.getValues().getType());
     addOutput(spec.args, outputs, "indices", op.getIndices().getType());
-    return this->replaceWithLaunch(
+    FailureOr<SmallVector<Value>> results = this->launch(
         op, rewriter, isResidual ? "fp4_residual" : "fp4_split_outliers",
         spec.args, inputs, outputs,
         [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
           return buildBlockTopKKernel(rewriter, loc, module, name, spec,
                                       reason);
         });
+    if (failed(results))
+      return failure();
+    if constexpr (!isResidual)
+      (*this->splits)[(*results)[0]] =
+          LoweredSplit{(*results)[1], (*results)[2], spec.blockSize};
+    rewriter.replaceOp(op, *results);
+    return success();
   }
 };
 
@@ -258,6 +270,17 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
 
   LogicalResult matchAndRewrite(CorrectionMatmulOp op,
                                 PatternRewriter &rewriter) const override {
+    // A recipe's chain of terms lowers as one plan (FusedCorrectionChain.h)
+    // at its last product; the earlier links wait for it, without remark.
+    std::string unfused;
+    CorrectionMatmulOp end = findCorrectionChainEnd(op);
+    FailureOr<FusedCorrectionChain> chain =
+        analyzeCorrectionChain(end, hooks.options, *splits, unfused);
+    if (succeeded(chain)) {
+      if (end != op)
+        return rewriter.notifyMatchFailure(op, "fused into the chain's end");
+      return lowerFusedChain(*chain, op, rewriter);
+    }
     RankedTensorType resultType = op.getResult().getType();
     for (Value v : op->getOperands())
       if (!cast<ShapedType>(v.getType()).hasStaticShape())
@@ -309,6 +332,164 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
           return buildCorrectionProductKernel(rewriter, loc, module, name,
                                               spec, reason);
         });
+  }
+
+  /// The fused plan: the stacker, one W4A16 product per chunk of row
+  /// groups (the decode kernel takes 16 rows, so decode chunks hold
+  /// 16 / M groups; at prefill one fp4.matmul takes them all), then the
+  /// epilogue unless the single product already is the result.
+  LogicalResult lowerFusedChain(const FusedCorrectionChain &chain,
+                                CorrectionMatmulOp end,
+                                PatternRewriter &rewriter) const {
+    Location loc = end.getLoc();
+    const int64_t m = chain.m, n = chain.n, k = chain.k;
+    const int64_t numGroups = static_cast<int64_t>(chain.groups.size());
+    const int64_t perChunk =
+        chain.decode ? std::max<int64_t>(1, 16 / m) : numGroups;
+    Type bf16 = rewriter.getBF16Type(), f32 = rewriter.getF32Type();
+    auto sparseOperand = [](Value values, int64_t blockSize) {
+      CorrectionOperand operand;
+      auto type = cast<RankedTensorType>(values.getType());
+      operand.blockSize = blockSize;
+      operand.k = type.getShape().back();
+      operand.valuesElementType = type.getElementType();
+      return operand;
+    };
+
+    StackActivationsKernelSpec stack;
+    stack.rows = m;
+    stack.cols = k;
+    stack.transposedSum = static_cast<bool>(chain.weightValues);
+    for (int64_t g = 0; g < numGroups; g += perChunk)
+      stack.outputGroups.push_back(std::min(perChunk, numGroups - g));
+    SmallVector<Value> inputs;
+    for (auto [i, group] : llvm::enumerate(chain.groups)) {
+      StackedActivationGroup spec;
+      std::string prefix = "group" + std::to_string(i);
+      if (group.dense) {
+        if (auto q = dyn_cast<QuantizedTensorType>(group.dense.getType()))
+          spec.dense.quantized = q;
+        else
+          spec.dense.floatType = bf16;
+        llvm::append_range(inputs, input(rewriter, loc, group.dense,
+                                         prefix + ".dense", stack.args));
+      }
+      if (group.values) {
+        spec.sparse = sparseOperand(group.values, group.blockSize);
+        llvm::append_range(inputs, input(rewriter, loc, group.values,
+                                         prefix + ".values", stack.args));
+        llvm::append_range(inputs, input(rewriter, loc, group.indices,
+                                         prefix + ".indices", stack.args));
+      }
+      stack.groups.push_back(spec);
+    }
+    SmallVector<std::pair<std::string, RankedTensorType>> outputs;
+    for (auto [p, groups] : llvm::enumerate(stack.outputGroups))
+      addOutput(stack.args, outputs, "stacked" + std::to_string(p),
+                RankedTensorType::get({groups * m, k}, bf16));
+    if (stack.transposedSum)
+      addOutput(stack.args, outputs, "summed_t",
+                RankedTensorType::get({k, m}, f32));
+    FailureOr<SmallVector<Value>> stacked = launch(
+        end, rewriter, "fp4_stack_activations", stack.args, inputs, outputs,
+        [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
+          return buildStackActivationsKernel(rewriter, loc, module, name,
+                                             stack, reason);
+        });
+    if (failed(stacked))
+      return failure();
+
+    SmallVector<Value> products;
+    for (auto [p, groups] : llvm::enumerate(stack.outputGroups)) {
+      auto productType = RankedTensorType::get({groups * m, n}, f32);
+      Value rows = (*stacked)[p];
+      if (!chain.decode) {
+        products.push_back(
+            MatmulOp::create(rewriter, loc, productType, rows, chain.weight));
+        continue;
+      }
+      MatmulKernelSpec spec;
+      spec.m = groups * m;
+      spec.n = n;
+      spec.k = k;
+      spec.lhsElementType = bf16;
+      spec.rhs = cast<QuantizedTensorType>(chain.weight.getType());
+      spec.resultElementType = f32;
+      // Named as the stacker and the epilogue name the same buffers.
+      SmallVector<Value> matmulInputs = input(
+          rewriter, loc, rows, "stacked" + std::to_string(p), spec.args);
+      llvm::append_range(matmulInputs, input(rewriter, loc, chain.weight,
+                                             "weight", spec.args));
+      SmallVector<std::pair<std::string, RankedTensorType>> result;
+      addOutput(spec.args, result, "product" + std::to_string(p),
+                productType);
+      FailureOr<SmallVector<Value>> product = launch(
+          end, rewriter, "fp4_matmul", spec.args, matmulInputs, result,
+          [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
+            return buildDecodeMatmulKernel(rewriter, loc, module, name, spec,
+                                           hooks.target, hooks.options,
+                                           reason);
+          });
+      if (failed(product))
+        return failure();
+      products.push_back(product->front());
+    }
+
+    Value result;
+    if (products.size() == 1 && numGroups == 1 && !chain.weightValues &&
+        !chain.outerAcc && chain.resultType.getElementType().isF32()) {
+      result = products.front();
+    } else {
+      StackedEpilogueKernelSpec epilogue;
+      epilogue.m = m;
+      epilogue.n = n;
+      epilogue.k = k;
+      epilogue.productGroups = stack.outputGroups;
+      epilogue.resultElementType = chain.resultType.getElementType();
+      SmallVector<Value> epilogueInputs;
+      for (auto [p, product] : llvm::enumerate(products))
+        llvm::append_range(epilogueInputs,
+                           input(rewriter, loc, product,
+                                 "product" + std::to_string(p),
+                                 epilogue.args));
+      if (chain.weightValues) {
+        epilogue.sparseWeights =
+            sparseOperand(chain.weightValues, chain.weightBlockSize);
+        llvm::append_range(epilogueInputs,
+                           input(rewriter, loc, stacked->back(), "summed_t",
+                                 epilogue.args));
+        llvm::append_range(epilogueInputs,
+                           input(rewriter, loc, chain.weightValues,
+                                 "weights.values", epilogue.args));
+        llvm::append_range(epilogueInputs,
+                           input(rewriter, loc, chain.weightIndices,
+                                 "weights.indices", epilogue.args));
+      }
+      if (chain.outerAcc) {
+        epilogue.accElementType =
+            cast<RankedTensorType>(chain.outerAcc.getType()).getElementType();
+        llvm::append_range(epilogueInputs, input(rewriter, loc, chain.outerAcc,
+                                                 "acc", epilogue.args));
+      }
+      SmallVector<std::pair<std::string, RankedTensorType>> epilogueOutputs;
+      addOutput(epilogue.args, epilogueOutputs, "result", chain.resultType);
+      FailureOr<SmallVector<Value>> sum = launch(
+          end, rewriter, "fp4_stacked_epilogue", epilogue.args, epilogueInputs,
+          epilogueOutputs,
+          [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
+            return buildStackedEpilogueKernel(rewriter, loc, module, name,
+                                              epilogue, reason);
+          });
+      if (failed(sum))
+        return failure();
+      result = sum->front();
+    }
+    rewriter.replaceOp(end, result);
+    // The earlier links (already visited by the walk, now without uses).
+    for (Operation *link : llvm::reverse(chain.ops))
+      if (link != end.getOperation())
+        rewriter.eraseOp(link);
+    return success();
   }
 
   /// A bf16 sparse side against a quantized one on the tensor cores:
@@ -413,8 +594,8 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
 
 void mlir::fp4::populateFP4CorrectionToGPUPatterns(
     RewritePatternSet &patterns, const FP4GPULaunchHooks &hooks) {
+  auto splits = std::make_shared<LoweredSplits>();
   patterns.add<BlockTopKToGPU<SplitOutliersOp>, BlockTopKToGPU<ResidualOp>,
-               SplitChannelsToGPU,
-               RotateToGPU, CorrectionMatmulToGPU>(patterns.getContext(),
-                                                   hooks);
+               SplitChannelsToGPU, RotateToGPU, CorrectionMatmulToGPU>(
+      patterns.getContext(), hooks, splits);
 }

@@ -1,6 +1,7 @@
 // REQUIRES: ptxas
-// The recipe kernels of corrections.mlir through fp4-pipeline-nvvm to PTX,
-// assembled for sm_90 with no spills. The numerics stay exact: every f32
+// The recipe kernels of corrections.mlir (the fused plan) and
+// corrections-terms.mlir (the per-term kernels) through fp4-pipeline-nvvm to
+// PTX, assembled for sm_90 with no spills. The numerics stay exact: every f32
 // operation rounds to nearest (.rn), nothing is contracted into an FMA,
 // flushed to zero or approximated; sparse entries are read as bf16 values
 // and signed i8 indices (ld.global.nc: the inputs are read-only).
@@ -8,6 +9,10 @@
 // RUN: FileCheck %s --check-prefix=PTX < %t/fp4_kernels.ptx
 // RUN: FileCheck %s --check-prefix=EXACT < %t/fp4_kernels.ptx
 // RUN: %ptxas -arch=sm_90 -v %t/fp4_kernels.ptx -o /dev/null 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: rm -rf %t.terms && fp4-opt %S/corrections-terms.mlir -fp4-pipeline-nvvm="chip=sm_90 format=isa export-dir=%t.terms" -o /dev/null
+// RUN: FileCheck %s --check-prefix=TERMS < %t.terms/fp4_kernels.ptx
+// RUN: FileCheck %s --check-prefix=EXACT < %t.terms/fp4_kernels.ptx
+// RUN: %ptxas -arch=sm_90 -v %t.terms/fp4_kernels.ptx -o /dev/null 2>&1 | FileCheck %s --check-prefix=TERMSPTXAS
 
 // EXACT-NOT: {{fma\.|\.ftz|\.approx|add\.f32|mul\.f32|sub\.f32}}
 // EXACT: mul.rn.f32
@@ -25,19 +30,45 @@
 // PTX: st.global.b8
 // PTX-LABEL: .entry fp4_residual_2(
 // PTX: sub.rn.f32
-// PTX-LABEL: .entry fp4_correction_5(
+
+// The fused plan: the stacker dequantizes, adds the outlier entries whose
+// column matches and stores bf16 rows (cvt.rn) and the f32 transposed sum;
+// the epilogue reads entries (bf16 values, i8 indices), multiplies by the
+// sum's element, and butterflies the slot lanes (shfl.sync.bfly).
+// PTX-LABEL: .entry fp4_stack_activations_5(
+// PTX: ld.global.nc.s8
+// PTX: add.rn.f32
+// PTX: cvt.rn.bf16.f32
+// PTX: st.global.b16
+// PTX: st.global.b32
+// PTX-LABEL: .entry fp4_matmul_6(
+// PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// PTX-LABEL: .entry fp4_stacked_epilogue_8(
 // PTX: ld.global.nc.b16
 // PTX: ld.global.nc.s8
 // PTX: mul.rn.f32
 // PTX: add.rn.f32
-// PTX-LABEL: .entry fp4_densify_8(
-// PTX: st.global.b16 {{.*}}, 0;
-// PTX-LABEL: .entry fp4_accumulate_9(
-// PTX: add.rn.f32
-// PTX-LABEL: .entry fp4_split_channels_11(
-// PTX-LABEL: .entry fp4_matmul_17(
+// PTX: shfl.sync.bfly.b32
+// PTX: st.global.b16
+// PTX-LABEL: .entry fp4_split_channels_9(
+// PTX-LABEL: .entry fp4_matmul_15(
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 
-// PTXAS-COUNT-20: 0 bytes spill stores, 0 bytes spill loads
+// TERMS-LABEL: .entry fp4_correction_0(
+// TERMS: ld.global.nc.b16
+// TERMS: ld.global.nc.s8
+// TERMS: mul.rn.f32
+// TERMS: add.rn.f32
+// TERMS-LABEL: .entry fp4_densify_3(
+// TERMS: st.global.b16 {{.*}}, 0;
+// TERMS-LABEL: .entry fp4_accumulate_4(
+// TERMS: add.rn.f32
+// TERMS-LABEL: .entry fp4_matmul_6(
+// TERMS: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+
+// TERMSPTXAS-COUNT-7: 0 bytes spill stores, 0 bytes spill loads
+// TERMSPTXAS-NOT: spill stores
+
+// PTXAS-COUNT-16: 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-NOT: spill stores
 

@@ -1,0 +1,254 @@
+//===- FusedCorrectionChain.cpp - which correction chains fuse ------------===//
+//
+// The analysis of FusedCorrectionChain.h. Every condition the fused plan's
+// kernels rely on is checked here, so that a chain either lowers as one
+// plan or term by term, never half of each (CorrectionToGPU.cpp asks the
+// same question for every link).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FusedCorrectionChain.h"
+#include "ElementAccess.h"
+
+#include "fp4/Conversion/FP4ToGPU/SchemeGPULoweringInterface.h"
+#include "fp4/Dialect/FP4/IR/FP4Ops.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/DenseMap.h"
+
+using namespace mlir;
+using namespace mlir::fp4;
+
+/// The product whose acc is `op`'s only use, if any.
+static CorrectionMatmulOp nextLink(Operation *op) {
+  if (!op->hasOneUse())
+    return {};
+  OpOperand &use = *op->getUses().begin();
+  auto next = dyn_cast<CorrectionMatmulOp>(use.getOwner());
+  if (!next || next.getAcc() != use.get())
+    return {};
+  return next;
+}
+
+CorrectionMatmulOp mlir::fp4::findCorrectionChainEnd(CorrectionMatmulOp op) {
+  while (CorrectionMatmulOp next = nextLink(op))
+    op = next;
+  return op;
+}
+
+namespace {
+
+/// One side of a term: its operands and block size (sparse).
+struct Side {
+  SmallVector<Value, 2> operands;
+  int64_t blockSize = 0;
+  Value key() const { return operands.front(); }
+};
+
+bool isBF16Tensor(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  return t && t.getElementType().isBF16();
+}
+
+/// Whether every value of a quantized operand of `type` is a bf16 number
+/// (no second-level or tensor factors), so stacking it in bf16 is exact.
+bool hasBF16Values(QuantizedTensorType type, std::string &reason) {
+  if (!isGPUReadableQuantizedType(type, reason))
+    return false;
+  auto model = dyn_cast<SchemeGPULoweringAttrInterface>(type.getScheme());
+  std::optional<BF16FragmentForm> form =
+      model.getBF16FragmentForm(type, reason);
+  if (!form || form->macroBlock >= 0 || form->hasTensorScale ||
+      form->exponentOffset != 0) {
+    reason = "the activation scheme's values are not bf16 numbers";
+    return false;
+  }
+  return true;
+}
+
+bool shapeIs(Type type, int64_t rows, int64_t cols) {
+  auto shaped = cast<ShapedType>(type);
+  return shaped.hasStaticShape() && shaped.getRank() == 2 &&
+         shaped.getDimSize(0) == rows && shaped.getDimSize(1) == cols;
+}
+
+} // namespace
+
+FailureOr<FusedCorrectionChain>
+mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
+                                  const GPUKernelOptions &options,
+                                  const LoweredSplits &splits,
+                                  std::string &reason) {
+  FusedCorrectionChain chain;
+  SmallVector<std::pair<Side, Side>> terms;
+  SmallVector<Operation *> reversed;
+  Operation *op = last;
+  while (true) {
+    reversed.push_back(op);
+    if (auto product = dyn_cast<CorrectionMatmulOp>(op)) {
+      if (product.getLhsShape().size() != 2 ||
+          product.getRhsShape().size() != 2) {
+        reason = "batched products are not fused";
+        return failure();
+      }
+      Side lhs{SmallVector<Value, 2>(product.getLhs())},
+          rhs{SmallVector<Value, 2>(product.getRhs())};
+      lhs.blockSize = product.getLhsBlockSize().value_or(0);
+      rhs.blockSize = product.getRhsBlockSize().value_or(0);
+      terms.push_back({lhs, rhs});
+      Value acc = product.getAcc();
+      if (!acc)
+        break;
+      Operation *def = acc.getDefiningOp();
+      if (def && def->hasOneUse() &&
+          (isa<CorrectionMatmulOp>(def) || isa<MatmulOp>(def))) {
+        op = def;
+        continue;
+      }
+      chain.outerAcc = acc;
+      break;
+    }
+    auto matmul = cast<MatmulOp>(op);
+    terms.push_back({Side{{matmul.getLhs()}}, Side{{matmul.getRhs()}}});
+    break;
+  }
+  if (terms.size() < 2) {
+    reason = "a single product: nothing to fuse";
+    return failure();
+  }
+  chain.ops.assign(reversed.rbegin(), reversed.rend());
+  // The terms add in f32 and round once; so must the chain.
+  for (Operation *link : chain.ops)
+    if (link != last.getOperation() &&
+        !cast<ShapedType>(link->getResult(0).getType())
+             .getElementType()
+             .isF32()) {
+      reason = "an inner product of the chain rounds below f32";
+      return failure();
+    }
+  chain.resultType = last.getResult().getType();
+  if (!chain.resultType.hasStaticShape() || chain.resultType.getRank() != 2) {
+    reason = "the fused chain needs a static rank-2 result";
+    return failure();
+  }
+  chain.m = chain.resultType.getDimSize(0);
+  chain.n = chain.resultType.getDimSize(1);
+  chain.k = last.getLhsShape()[1];
+
+  // Activation and weight parts, and the terms as pairs of them.
+  SmallVector<Value> lhsKeys, rhsKeys;
+  llvm::DenseSet<Value> lhsSet, rhsSet;
+  llvm::DenseMap<Value, Side> sides;
+  llvm::DenseSet<std::pair<Value, Value>> pairs;
+  // In program order (the root's parts first).
+  for (auto &[lhs, rhs] : llvm::reverse(terms)) {
+    if (lhsSet.insert(lhs.key()).second)
+      lhsKeys.push_back(lhs.key());
+    if (rhsSet.insert(rhs.key()).second)
+      rhsKeys.push_back(rhs.key());
+    sides[lhs.key()] = lhs;
+    sides[rhs.key()] = rhs;
+    if (!pairs.insert({lhs.key(), rhs.key()}).second) {
+      reason = "a term appears twice";
+      return failure();
+    }
+  }
+  if (pairs.size() != lhsKeys.size() * rhsKeys.size()) {
+    reason = "the terms are not every activation part times every weight "
+             "part";
+    return failure();
+  }
+
+  for (Value key : rhsKeys) {
+    const Side &side = sides[key];
+    if (side.operands.size() == 2) {
+      if (chain.weightValues || !isBF16Tensor(side.operands[0].getType())) {
+        reason = "the weight side takes one bf16 block-sparse part";
+        return failure();
+      }
+      chain.weightValues = side.operands[0];
+      chain.weightIndices = side.operands[1];
+      chain.weightBlockSize = side.blockSize;
+      continue;
+    }
+    auto q = dyn_cast<QuantizedTensorType>(key.getType());
+    if (!q || chain.weight || !shapeIs(q, chain.n, chain.k) ||
+        !isGPUReadableQuantizedType(q, reason)) {
+      reason = "the weight side takes one quantized [N, K] part blocked "
+               "along K";
+      return failure();
+    }
+    chain.weight = key;
+  }
+  if (!chain.weight) {
+    reason = "no quantized weight part";
+    return failure();
+  }
+
+  // Row groups: a quantized part of a split's rest takes that split's
+  // outliers (the rest is +0 there, so the sum is exact in bf16).
+  llvm::DenseSet<Value> merged;
+  for (Value key : lhsKeys) {
+    auto q = dyn_cast<QuantizedTensorType>(key.getType());
+    if (!q)
+      continue;
+    if (!shapeIs(q, chain.m, chain.k) || !hasBF16Values(q, reason))
+      return failure();
+    FusedActivationGroup group;
+    group.dense = key;
+    if (auto quantize = key.getDefiningOp<QuantizeOp>()) {
+      Value rest = quantize.getInput();
+      std::optional<LoweredSplit> split;
+      if (auto op = rest.getDefiningOp<SplitOutliersOp>();
+          op && rest == op.getRest())
+        split = LoweredSplit{op.getValues(), op.getIndices(),
+                             static_cast<int64_t>(op.getBlockSize())};
+      else if (auto it = splits.find(rest); it != splits.end())
+        split = it->second;
+      if (split && lhsSet.contains(split->values)) {
+        group.values = split->values;
+        group.indices = split->indices;
+        group.blockSize = split->blockSize;
+        merged.insert(split->values);
+      }
+    }
+    chain.groups.push_back(group);
+  }
+  for (Value key : lhsKeys) {
+    if (isa<QuantizedTensorType>(key.getType()) || merged.contains(key))
+      continue;
+    const Side &side = sides[key];
+    if (!isBF16Tensor(key.getType())) {
+      reason = "activation parts must be quantized or bf16";
+      return failure();
+    }
+    FusedActivationGroup group;
+    if (side.operands.size() == 2) {
+      group.values = side.operands[0];
+      group.indices = side.operands[1];
+      group.blockSize = side.blockSize;
+    } else {
+      if (!shapeIs(key.getType(), chain.m, chain.k)) {
+        reason = "a dense activation part is not [M, K]";
+        return failure();
+      }
+      group.dense = key;
+    }
+    chain.groups.push_back(group);
+  }
+  chain.decode = chain.m <= options.decodeMaxM;
+  if (chain.weightValues && !chain.decode) {
+    reason = "weight outliers at prefill sizes run term by term";
+    return failure();
+  }
+  if (chain.weightValues && chain.m > 32) {
+    reason = "the weight-outlier epilogue takes at most 32 rows";
+    return failure();
+  }
+  Type result = chain.resultType.getElementType();
+  if (!(result.isF32() || result.isBF16() || result.isF16())) {
+    reason = "the fused chain writes f32, bf16 or f16";
+    return failure();
+  }
+  return chain;
+}

@@ -1,0 +1,72 @@
+//===- FusedCorrectionChain.h - a recipe's product terms as one plan -*- C++ -*-===//
+//
+// fp4-outlier-fallback and fp4-residual leave y = fp4.matmul(Q(x), Q(W))
+// followed by fp4.correction_matmul terms accumulated into it. When the
+// terms are every activation part times every weight part (the form both
+// passes produce), y = (sum of activation parts) (sum of weight parts)^T,
+// which the GPU computes as one plan: the activation parts stacked as
+// bf16 row groups (exact: MXFP4 values are bf16 numbers, a split's rest is
+// +0 where its outliers go), one W4A16 product of those rows with the
+// quantized weight (the weight streams once), and an epilogue that sums
+// the row groups and adds the weight outliers' product.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_CONVERSION_FP4TOGPU_FUSEDCORRECTIONCHAIN_H
+#define LIB_CONVERSION_FP4TOGPU_FUSEDCORRECTIONCHAIN_H
+
+#include "fp4/Conversion/FP4ToGPU/KernelBuilders.h"
+#include "fp4/Dialect/FP4/IR/FP4Ops.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <string>
+
+namespace mlir::fp4 {
+
+/// One row group of the stacked activations: a dense part (quantized or
+/// bf16; null if none) and a block-sparse part that fills its zeros.
+struct FusedActivationGroup {
+  Value dense;
+  Value values, indices;
+  int64_t blockSize = 0;
+};
+
+struct FusedCorrectionChain {
+  /// The chain's ops in program order: the root fp4.matmul if it is part
+  /// of the chain, then the correction products; the last one's result is
+  /// the chain's.
+  SmallVector<Operation *> ops;
+  /// The accumulator the first term adds to, if it is not in the chain.
+  Value outerAcc;
+  int64_t m = 0, n = 0, k = 0;
+  SmallVector<FusedActivationGroup> groups;
+  /// The quantized weight part and the optional block-sparse one.
+  Value weight;
+  Value weightValues, weightIndices;
+  int64_t weightBlockSize = 0;
+  RankedTensorType resultType;
+  /// M <= decode-max-m.
+  bool decode = false;
+};
+
+/// What a lowered fp4.split_outliers left: its values and indices, keyed
+/// by its rest (the walk converts the split before the chain ends, so the
+/// chain can no longer see the op itself).
+struct LoweredSplit {
+  Value values, indices;
+  int64_t blockSize = 0;
+};
+using LoweredSplits = llvm::DenseMap<Value, LoweredSplit>;
+
+/// The last product of the chain through `op` (following single-use acc
+/// edges forward).
+CorrectionMatmulOp findCorrectionChainEnd(CorrectionMatmulOp op);
+
+/// The fusable chain ending at `last`, or failure with `reason`.
+FailureOr<FusedCorrectionChain>
+analyzeCorrectionChain(CorrectionMatmulOp last, const GPUKernelOptions &options,
+                       const LoweredSplits &splits, std::string &reason);
+
+} // namespace mlir::fp4
+
+#endif // LIB_CONVERSION_FP4TOGPU_FUSEDCORRECTIONCHAIN_H
