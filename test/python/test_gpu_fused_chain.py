@@ -1,0 +1,137 @@
+"""The fused correction chain of convert-fp4-to-gpu (FusedCorrectionChain.h)
+run on the CPU by gpu_kernel_interp.py: the activation stacker and the
+epilogue are interpreted, the W4A16 decode product between them (mma.sync,
+which the interpreter does not model) is computed here in f64 from the
+stacked bf16 rows, as the tensor cores would (exact products, f32-level
+sums). The stacked rows must equal the parts bit for bit (dequantized
+MXFP4 and the outlier / residual entries are bf16 numbers), the transposed
+sum must be their f32 sum, and the result must match the f64 sum of every
+term's product within f32 rounding. No GPU needed."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+HERE = os.path.dirname(__file__)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, HERE)
+
+from fp4 import reference as ref  # noqa: E402
+
+import gpu_kernel_interp as interp  # noqa: E402
+from test_gpu_quant_kernels import FP4_OPT, buffer_for  # noqa: E402
+from test_gpu_correction_kernels import (bf16_bits, from_bf16, qtype,  # noqa: E402
+                                         scatter)
+
+
+def chain_mlir(m, n, k, weight_outliers, acc, result):
+    """Every activation part (Q(x), outliers, 2:4 residual) times every
+    weight part (Q(W)[, outliers]), accumulated in the passes' order."""
+    y, yr = f"tensor<{m}x{n}xf32>", f"tensor<{m}x{n}x{result}>"
+    sx = (f"tensor<{m}x{k // 32}x2xbf16>", f"tensor<{m}x{k // 32}x2xi8>")
+    rx = (f"tensor<{m}x{k // 4}x2xbf16>", f"tensor<{m}x{k // 4}x2xi8>")
+    sw = (f"tensor<{n}x{k // 32}x2xbf16>", f"tensor<{n}x{k // 32}x2xi8>")
+    args = [f"%qx: {qtype(m, k)}", f"%xv: {sx[0]}", f"%xi: {sx[1]}",
+            f"%rv: {rx[0]}", f"%ri: {rx[1]}", f"%qw: {qtype(n, k)}"]
+    act = [("(%qx)", f"({qtype(m, k)})"),
+           ("(%xv, %xi block 32)", f"({sx[0]}, {sx[1]})"),
+           ("(%rv, %ri block 4)", f"({rx[0]}, {rx[1]})")]
+    wgt = [("(%qw)", f"({qtype(n, k)})")]
+    if weight_outliers:
+        args += [f"%wv: {sw[0]}", f"%wi: {sw[1]}"]
+        wgt.append(("(%wv, %wi block 32)", f"({sw[0]}, {sw[1]})"))
+    body = []
+    if acc:
+        args.append(f"%acc: {y}")
+        terms = [(a, w) for a in act for w in wgt]
+        prev = "%acc"
+    else:
+        body.append(f"%y0 = fp4.matmul %qx, %qw : {qtype(m, k)}, {qtype(n, k)} -> {y}")
+        terms = [(a, w) for a in act for w in wgt][1:]
+        prev = "%y0"
+    for i, (a, w) in enumerate(terms):
+        ty = yr if i == len(terms) - 1 else y
+        body.append(f"%y{i + 1} = fp4.correction_matmul {a[0]}, {w[0]} acc {prev} : "
+                    f"{a[1]}, {w[1]}, {y} -> {ty}")
+        prev = f"%y{i + 1}"
+    lines = "\n".join("  " + b for b in body)
+    return (f"func.func @f({', '.join(args)}) -> {yr} {{\n{lines}\n"
+            f"  return {prev} : {yr}\n}}\n")
+
+
+def compile_chain(mlir):
+    out = subprocess.run(
+        [FP4_OPT, "-", "-convert-fp4-to-gpu=chip=sm_90",
+         "-mlir-print-op-generic"], input=mlir, capture_output=True,
+        text=True, check=True)
+    assert "stays on the host" not in out.stderr, out.stderr
+    return interp.parse_kernels(out.stdout), interp.parse_manifest(out.stdout)
+
+
+@pytest.mark.parametrize("m,weight_outliers,acc,result", [
+    (1, True, False, "f32"), (3, True, True, "bf16"), (16, True, False, "f32"),
+    (2, False, False, "f32"), (5, False, True, "f32")])
+def test_fused_chain(m, weight_outliers, acc, result):
+    n, k = 37, 64
+    rng = np.random.default_rng(100 + m)
+    x = ref.round_to_bf16(rng.standard_normal((m, k)).astype(np.float32))
+    x[:, 5] *= 60.0
+    w = ref.round_to_bf16((rng.standard_normal((n, k)) / 8).astype(np.float32))
+    rest, xv, xi = ref.split_outliers(x, 32, 2)
+    qx = ref.quantize(rest, scheme="mxfp4", block_size=32)
+    rv, ri = ref.sparse_residual(rest, "mxfp4", block_size=4, k=2)
+    wrest, wv, wi = ref.split_outliers(w, 32, 2)
+    qw = ref.quantize(wrest, scheme="mxfp4", block_size=32)
+    y0 = rng.standard_normal((m, n)).astype(np.float32)
+    inputs = {"group0.dense.codes": qx.codes,
+              "group0.dense.scales": qx.scales.view(np.uint8),
+              "group1.values": bf16_bits(xv), "group1.indices": xi,
+              "group2.values": bf16_bits(rv), "group2.indices": ri,
+              "weight.codes": qw.codes, "weight.scales": qw.scales.view(np.uint8),
+              "weights.values": bf16_bits(wv), "weights.indices": wi,
+              "acc": y0}
+    kernels, manifest = compile_chain(
+        chain_mlir(m, n, k, weight_outliers, acc, result))
+    stems = [l["name"].rsplit("_", 1)[0] for l in manifest]
+    # 3 row groups: one decode product for M <= 5 (16 rows), three at 16.
+    products = 3 if m == 16 else 1
+    assert stems == ["fp4_stack_activations"] + ["fp4_matmul"] * products + \
+        ["fp4_stacked_epilogue"], stems
+    deq_w = ref.dequantize(qw).astype(np.float64)
+    buffers = {}
+    for launch in manifest:
+        args = []
+        for name, dtype, shape, _ in launch["args"]:
+            if name not in buffers:
+                buffers[name] = buffer_for(name, dtype, shape, inputs.get(name))
+            args.append(buffers[name])
+        if launch["name"].startswith("fp4_matmul"):
+            rows = from_bf16(args[0].bytes.view(np.uint16).reshape(args[0].shape))
+            args[-1].bytes[:] = (rows.astype(np.float64) @ deq_w.T).astype(
+                np.float32).view(np.uint8).reshape(-1)
+            continue
+        interp.run_kernel(kernels[launch["name"]], launch["grid"],
+                          launch["block"], args)
+    got = {name: b.bytes.view(b.dtype).reshape(b.shape)
+           for name, b in buffers.items()}
+    parts = [ref.dequantize(qx), scatter(xv, xi, 32), scatter(rv, ri, 4)]
+    stacked = np.concatenate([from_bf16(got[f"stacked{p}"])
+                              for p in range(products)]).reshape(3, m, k)
+    for g, part in enumerate(parts):
+        assert np.array_equal(stacked[g].view(np.uint32),
+                              part.astype(np.float32).view(np.uint32)), g
+    if weight_outliers:
+        summed = (parts[0] + parts[1]).astype(np.float32) + parts[2]
+        assert np.array_equal(got["summed_t"].view(np.uint32),
+                              summed.T.astype(np.float32).view(np.uint32))
+    x64 = sum(p.astype(np.float64) for p in parts)
+    w64 = deq_w + (scatter(wv, wi, 32) if weight_outliers else 0.0)
+    y64 = x64 @ w64.T + (y0 if acc else 0.0)
+    y = got["result"]
+    y = from_bf16(y) if result == "bf16" else y
+    tol = 2.0 ** -8 if result == "bf16" else 1e-6
+    err = np.linalg.norm(y.astype(np.float64) - y64) / np.linalg.norm(y64)
+    assert err <= tol, err
