@@ -122,9 +122,24 @@ def time_recipe(ks, l2, g):
     return graph_time(launch_all, copies)
 
 
-def bench_recipes(kernels, only, g, l2):
+class OneKernel:
+    """A KernelSet view holding one of its kernels (for time_recipe)."""
+
+    def __init__(self, ks, name):
+        self.ks, self.name = ks, name
+
+    def names(self):
+        return [self.name]
+
+    def __getitem__(self, name):
+        return self.ks[name]
+
+
+def bench_recipes(kernels, only, g, l2, breakdown=False):
     """Each recipe's cost next to plain W4A4 (quantize + matmul) of the
-    same shape (rows of gpu_bench.json with kind "recipe")."""
+    same shape (rows of gpu_bench.json with kind "recipe"); with
+    `breakdown`, also each launch timed alone (row "kernels": name ->
+    variant and us; alone, a small kernel shows its launch latency)."""
     rows, plain = [], {}
     for case in gpu_recipes.BENCH_CASES:
         if only and case["name"] not in only:
@@ -145,6 +160,10 @@ def bench_recipes(kernels, only, g, l2):
                                             for n in ks.names()})))
         if shape in plain:
             row["over_plain_pct"] = 100 * (us / plain[shape] - 1)
+        if breakdown:
+            row["kernels"] = {n: [ks[n].spec["variant"],
+                                  round(time_recipe(OneKernel(ks, n), l2, g), 2)]
+                              for n in ks.names()}
         rows.append(row)
         print(json.dumps(row), flush=True)
     return rows
@@ -188,6 +207,8 @@ def main():
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--recipes-only", action="store_true",
                     help="time only the recipe rows (bench/gpu_recipes.py)")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="also time each launch of a recipe alone")
     args = ap.parse_args()
     g = torch.Generator(device=DEV).manual_seed(0)
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
@@ -225,7 +246,8 @@ def main():
         rows.append(row)
         print(json.dumps({k: v for k, v in row.items() if k != "peers"}),
               flush=True)
-    recipe_rows = bench_recipes(args.kernels, args.only, g, l2)
+    recipe_rows = bench_recipes(args.kernels, args.only, g, l2,
+                                args.breakdown)
     rows += recipe_rows
     out = os.environ.get("OUT", "/tmp")
     json.dump({"gpu": torch.cuda.get_device_name(), "copy_TBps": bw,

@@ -234,6 +234,10 @@ struct RotateToGPU : public CorrectionPattern<RotateOp> {
 /// H200: docs/GPU.md).
 constexpr int64_t kDenseRouteNumerator = 1, kDenseRouteDenominator = 4;
 
+/// Activation rows one decode launch of a fused chain takes (the decode
+/// kernel's four mma n-tiles): M = 16 with the 2:4 residual is one launch.
+constexpr int64_t kStackedDecodeRows = 32;
+
 struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
   using CorrectionPattern::CorrectionPattern;
 
@@ -335,9 +339,10 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
   }
 
   /// The fused plan: the stacker, one W4A16 product per chunk of row
-  /// groups (the decode kernel takes 16 rows, so decode chunks hold
-  /// 16 / M groups; at prefill one fp4.matmul takes them all), then the
-  /// epilogue unless the single product already is the result.
+  /// groups (the decode kernel takes up to kStackedDecodeRows rows, so
+  /// decode chunks hold that / M groups; at prefill one fp4.matmul takes
+  /// them all), then the epilogue unless the single product already is the
+  /// result.
   LogicalResult lowerFusedChain(const FusedCorrectionChain &chain,
                                 CorrectionMatmulOp end,
                                 PatternRewriter &rewriter) const {
@@ -345,7 +350,8 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     const int64_t m = chain.m, n = chain.n, k = chain.k;
     const int64_t numGroups = static_cast<int64_t>(chain.groups.size());
     const int64_t perChunk =
-        chain.decode ? std::max<int64_t>(1, 16 / m) : numGroups;
+        chain.decode ? std::max<int64_t>(1, kStackedDecodeRows / m)
+                     : numGroups;
     Type bf16 = rewriter.getBF16Type(), f32 = rewriter.getF32Type();
     auto sparseOperand = [](Value values, int64_t blockSize) {
       CorrectionOperand operand;

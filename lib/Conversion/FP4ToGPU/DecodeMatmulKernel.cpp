@@ -927,9 +927,12 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
     reason = "the decode kernel needs bf16 mma.sync (sm_80 or newer)";
     return failure();
   }
-  if (spec.m < 1 || spec.m > 16) {
+  // Up to four mma n-tiles of activation rows. convert-fp4-to-gpu routes
+  // fp4.matmul here for M <= decode-max-m; the fused correction chain
+  // stacks up to 32 rows (its activation parts) into one launch.
+  if (spec.m < 1 || spec.m > 32) {
     reason = "M = " + std::to_string(spec.m) +
-             " is outside the decode kernel's 1..16 activation rows";
+             " is outside the decode kernel's 1..32 activation rows";
     return failure();
   }
   if (spec.k % kUnit != 0) {

@@ -29,10 +29,14 @@
 
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::fp4;
 
 static constexpr int64_t kWarpsPerCTA = 4;
+/// Loop steps (block slots per lane) unrolled per iteration.
+static constexpr int64_t kUnrollSteps = 8;
 
 namespace {
 
@@ -97,29 +101,51 @@ static KernelLaunch buildWarpPerRow(OpBuilder &b, Location loc,
   Value slot = arith::DivUIOp::create(b, loc, lane, indexConst(b, loc, rowLanes));
   Value zero =
       arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f)).getResult();
+  // Each iteration covers `unroll` steps: their entry loads are issued
+  // first, then the gathers, then the sums, so a warp has all its loads in
+  // flight at once (one step at a time was load-latency bound).
+  const int64_t unroll = std::min<int64_t>(steps, kUnrollSteps);
+  const int64_t iterations = llvm::divideCeil(steps, unroll);
+  const bool masked = iterations * unroll * slots != blocks;
   auto loop = scf::ForOp::create(
-      b, loc, indexConst(b, loc, 0), indexConst(b, loc, steps),
+      b, loc, indexConst(b, loc, 0), indexConst(b, loc, iterations),
       indexConst(b, loc, 1), ValueRange{zero},
-      [&](OpBuilder &lb, Location l, Value step, ValueRange iter) {
-        Value block = arith::AddIOp::create(
-            lb, l, arith::MulIOp::create(lb, l, step, indexConst(lb, l, slots)),
-            slot);
-        Value inRange = arith::CmpIOp::create(
-            lb, l, arith::CmpIPredicate::ult, block, indexConst(lb, l, blocks));
-        Value safeBlock =
-            arith::MinUIOp::create(lb, l, block, indexConst(lb, l, blocks - 1));
+      [&](OpBuilder &lb, Location l, Value iteration, ValueRange iter) {
+        SmallVector<Value> values, columns, inRange;
+        for (int64_t u = 0; u < unroll; ++u) {
+          Value step = arith::AddIOp::create(
+              lb, l,
+              arith::MulIOp::create(lb, l, iteration,
+                                    indexConst(lb, l, unroll)),
+              indexConst(lb, l, u));
+          Value block = arith::AddIOp::create(
+              lb, l,
+              arith::MulIOp::create(lb, l, step, indexConst(lb, l, slots)),
+              slot);
+          Value safeBlock = arith::MinUIOp::create(
+              lb, l, block, indexConst(lb, l, blocks - 1));
+          for (int64_t s = 0; s < weights.k; ++s) {
+            auto [value, index] =
+                reader.entry(lb, l, n, safeBlock, indexConst(lb, l, s));
+            values.push_back(value);
+            columns.push_back(reader.column(lb, l, safeBlock, index));
+            inRange.push_back(
+                masked ? arith::CmpIOp::create(lb, l, arith::CmpIPredicate::ult,
+                                               block,
+                                               indexConst(lb, l, blocks))
+                             .getResult()
+                       : Value());
+          }
+        }
+        SmallVector<Value> activations;
+        for (Value col : columns)
+          activations.push_back(loadAsF32(lb, l, summedT, {col, m}));
         Value acc = iter[0];
-        for (int64_t s = 0; s < weights.k; ++s) {
-          auto [value, index] =
-              reader.entry(lb, l, n, safeBlock, indexConst(lb, l, s));
-          Value col = reader.column(lb, l, safeBlock, index);
-          Value x = loadAsF32(lb, l, summedT, {col, m});
+        for (auto [x, value, ok] : llvm::zip(activations, values, inRange)) {
           Value next = arith::AddFOp::create(
               lb, l, acc, arith::MulFOp::create(lb, l, x, value));
-          acc = blocks % slots == 0
-                    ? next
-                    : arith::SelectOp::create(lb, l, inRange, next, acc)
-                          .getResult();
+          acc = ok ? arith::SelectOp::create(lb, l, ok, next, acc).getResult()
+                   : next;
         }
         scf::YieldOp::create(lb, l, ValueRange{acc});
       });
