@@ -66,7 +66,8 @@ def time_case(ks, case, l2, g):
     else:
         rotate = [n for n in args if n in ("input",) or n.startswith("input.")]
     per_copy = sum(size[n] for n in rotate)
-    copies = max(2, -(-4 * l2 // max(per_copy, 1)))
+    # Nothing to rotate (a small kernel timed alone): two copies.
+    copies = max(2, -(-4 * l2 // per_copy)) if per_copy else 2
     sets = []
     for i in range(copies):
         s = {}
@@ -104,7 +105,8 @@ def time_recipe(ks, l2, g):
             torch.tensor([], dtype=TORCH_DTYPE[a["dtype"]]).element_size()
     big = {i for i, (_, a) in enumerate(per) if nbytes(a) >= 1 << 22}
     per_copy = sum(nbytes(per[i][1]) for i in big)
-    copies = max(2, -(-4 * l2 // max(per_copy, 1)))
+    # Nothing to rotate (a small kernel timed alone): two copies.
+    copies = max(2, -(-4 * l2 // per_copy)) if per_copy else 2
     sets = []
     for c in range(copies):
         sets.append([random_buffer(a, g) if (c == 0 or i in big) else sets[0][i]

@@ -43,15 +43,15 @@
 // PTX: st.global.b32
 // PTX-LABEL: .entry fp4_matmul_6(
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// PTX-LABEL: .entry fp4_stacked_epilogue_8(
+// PTX-LABEL: .entry fp4_stacked_epilogue_7(
 // PTX: ld.global.nc.b16
 // PTX: ld.global.nc.s8
 // PTX: mul.rn.f32
 // PTX: add.rn.f32
 // PTX: shfl.sync.bfly.b32
 // PTX: st.global.b16
-// PTX-LABEL: .entry fp4_split_channels_9(
-// PTX-LABEL: .entry fp4_matmul_15(
+// PTX-LABEL: .entry fp4_split_channels_8(
+// PTX-LABEL: .entry fp4_matmul_14(
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 
 // TERMS-LABEL: .entry fp4_correction_0(
@@ -69,6 +69,6 @@
 // TERMSPTXAS-COUNT-7: 0 bytes spill stores, 0 bytes spill loads
 // TERMSPTXAS-NOT: spill stores
 
-// PTXAS-COUNT-16: 0 bytes spill stores, 0 bytes spill loads
+// PTXAS-COUNT-15: 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-NOT: spill stores
 

@@ -5,8 +5,9 @@
 // terms are every activation part times every weight part, so they lower as
 // one fused plan (FusedCorrectionChain.h): the stacker writes Q(x_rest) with
 // its outliers (one bf16 row group) and the dense 2:4 residual (a second),
-// one W4A16 decode launch per 16-row group streams the quantized weight, and
-// the warp-per-row epilogue sums them with the weight outliers' product.
+// one W4A16 decode launch over the 32 stacked rows streams the quantized
+// weight once, and the warp-per-row epilogue sums the two row groups with
+// the weight outliers' product.
 // corrections-terms.mlir has the per-term kernels.
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90" -verify-diagnostics | FileCheck %s
 
@@ -15,39 +16,37 @@
 // CHECK-SAME: name = "fp4_split_outliers_1", op = "fp4.split_outliers", shared_bytes = 0 : i64, variant = "split_outliers"
 // CHECK-SAME: {dtype = "float32", name = "input", scratch = false, shape = [16, 256]}, {dtype = "uint8", name = "quantized.codes", scratch = false, shape = [16, 128]}, {dtype = "uint8", name = "quantized.scales", scratch = false, shape = [16, 8]}, {dtype = "bfloat16", name = "values", scratch = false, shape = [16, 64, 2]}, {dtype = "uint8", name = "indices", scratch = false, shape = [16, 64, 2]}]
 // CHECK-SAME: name = "fp4_residual_2", op = "fp4.residual", shared_bytes = 0 : i64, variant = "residual_topk"
-// CHECK-SAME: {dtype = "uint8", name = "group0.dense.codes", scratch = false, shape = [16, 128]}, {dtype = "uint8", name = "group0.dense.scales", scratch = false, shape = [16, 8]}, {dtype = "bfloat16", name = "group0.values", scratch = false, shape = [16, 8, 2]}, {dtype = "uint8", name = "group0.indices", scratch = false, shape = [16, 8, 2]}, {dtype = "bfloat16", name = "group1.values", scratch = false, shape = [16, 64, 2]}, {dtype = "uint8", name = "group1.indices", scratch = false, shape = [16, 64, 2]}, {dtype = "bfloat16", name = "stacked0", scratch = false, shape = [16, 256]}, {dtype = "bfloat16", name = "stacked1", scratch = false, shape = [16, 256]}, {dtype = "float32", name = "summed_t", scratch = false, shape = [256, 16]}]
+// CHECK-SAME: {dtype = "uint8", name = "group0.dense.codes", scratch = false, shape = [16, 128]}, {dtype = "uint8", name = "group0.dense.scales", scratch = false, shape = [16, 8]}, {dtype = "bfloat16", name = "group0.values", scratch = false, shape = [16, 8, 2]}, {dtype = "uint8", name = "group0.indices", scratch = false, shape = [16, 8, 2]}, {dtype = "bfloat16", name = "group1.values", scratch = false, shape = [16, 64, 2]}, {dtype = "uint8", name = "group1.indices", scratch = false, shape = [16, 64, 2]}, {dtype = "bfloat16", name = "stacked0", scratch = false, shape = [32, 256]}, {dtype = "float32", name = "summed_t", scratch = false, shape = [256, 16]}]
 // CHECK-SAME: name = "fp4_stack_activations_5", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "stack_activations"
-// CHECK-SAME: {dtype = "bfloat16", name = "stacked0", scratch = false, shape = [16, 256]}, {dtype = "uint8", name = "weight.codes", scratch = false, shape = [96, 128]}, {dtype = "uint8", name = "weight.scales", scratch = false, shape = [96, 8]}, {dtype = "float32", name = "product0", scratch = false, shape = [16, 96]}]
+// CHECK-SAME: {dtype = "bfloat16", name = "stacked0", scratch = false, shape = [32, 256]}, {dtype = "uint8", name = "weight.codes", scratch = false, shape = [96, 128]}, {dtype = "uint8", name = "weight.scales", scratch = false, shape = [96, 8]}, {dtype = "float32", name = "product0", scratch = false, shape = [32, 96]}]
 // CHECK-SAME: name = "fp4_matmul_6", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "decode_w4a16"
-// CHECK-SAME: name = "fp4_matmul_7", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "decode_w4a16"
-// CHECK-SAME: block = [128, 1, 1], grid = [24, 1, 1], module = "fp4_kernels", name = "fp4_stacked_epilogue_8", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "stacked_epilogue_warp"
-// CHECK-SAME: name = "fp4_split_channels_9", op = "fp4.split_channels", shared_bytes = 0 : i64, variant = "split_channels"
-// CHECK-SAME: name = "fp4_correction_11", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "correction_gather"
-// CHECK-SAME: name = "fp4_matmul_15", op = "fp4.matmul", shared_bytes = {{[0-9]+}} : i64, variant = "prefill_w4a16_smem"
+// CHECK-SAME: block = [128, 1, 1], grid = [24, 1, 1], module = "fp4_kernels", name = "fp4_stacked_epilogue_7", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "stacked_epilogue_warp"
+// CHECK-SAME: name = "fp4_split_channels_8", op = "fp4.split_channels", shared_bytes = 0 : i64, variant = "split_channels"
+// CHECK-SAME: name = "fp4_correction_10", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "correction_gather"
+// CHECK-SAME: name = "fp4_matmul_14", op = "fp4.matmul", shared_bytes = {{[0-9]+}} : i64, variant = "prefill_w4a16_smem"
 
 // CHECK-LABEL: func.func @full(
 // CHECK-NOT: fp4.{{rotate|split_outliers|residual|quantize|matmul|correction_matmul}}
 // CHECK: call @fp4_rotate_0_launch(
 // CHECK: call @fp4_split_outliers_1_launch(
-// CHECK: call @fp4_quantize_12_launch(
+// CHECK: call @fp4_quantize_11_launch(
 // CHECK: call @fp4_residual_2_launch(
 // CHECK: call @fp4_rotate_3_launch(
 // CHECK: call @fp4_split_outliers_4_launch(
-// CHECK: call @fp4_quantize_13_launch(
-// CHECK: call @fp4_stack_activations_5_launch({{.*}}) : (memref<16x128xi8>, memref<16x8xi8>, memref<16x8x2xbf16>, memref<16x8x2xi8>, memref<16x64x2xbf16>, memref<16x64x2xi8>, memref<16x256xbf16>, memref<16x256xbf16>, memref<256x16xf32>)
-// CHECK: call @fp4_matmul_6_launch({{.*}}) : (memref<16x256xbf16>, memref<96x128xi8>, memref<96x8xi8>, memref<16x96xf32>)
-// CHECK: call @fp4_matmul_7_launch({{.*}}) : (memref<16x256xbf16>, memref<96x128xi8>, memref<96x8xi8>, memref<16x96xf32>)
-// CHECK: call @fp4_stacked_epilogue_8_launch({{.*}}) : (memref<16x96xf32>, memref<16x96xf32>, memref<256x16xf32>, memref<96x8x2xbf16>, memref<96x8x2xi8>, memref<16x96xbf16>)
+// CHECK: call @fp4_quantize_12_launch(
+// CHECK: call @fp4_stack_activations_5_launch({{.*}}) : (memref<16x128xi8>, memref<16x8xi8>, memref<16x8x2xbf16>, memref<16x8x2xi8>, memref<16x64x2xbf16>, memref<16x64x2xi8>, memref<32x256xbf16>, memref<256x16xf32>)
+// CHECK: call @fp4_matmul_6_launch({{.*}}) : (memref<32x256xbf16>, memref<96x128xi8>, memref<96x8xi8>, memref<32x96xf32>)
+// CHECK: call @fp4_stacked_epilogue_7_launch({{.*}}) : (memref<32x96xf32>, memref<256x16xf32>, memref<96x8x2xbf16>, memref<96x8x2xi8>, memref<16x96xbf16>)
 // CHECK-NOT: fp4.{{rotate|split_outliers|residual|quantize|matmul|correction_matmul}}
 // CHECK: return
 
 // CHECK-LABEL: func.func @channels(
 // CHECK-NOT: fp4.{{split_channels|quantize|matmul|correction_matmul}}
+// CHECK: call @fp4_split_channels_8_launch(
 // CHECK: call @fp4_split_channels_9_launch(
-// CHECK: call @fp4_split_channels_10_launch(
-// CHECK: call @fp4_quantize_14_launch(
-// CHECK: call @fp4_matmul_15_launch(
-// CHECK: call @fp4_correction_11_launch({{.*}}) : (memref<130x3xbf16>, memref<77x3xbf16>, memref<130x77xf32>, memref<130x77xf32>)
+// CHECK: call @fp4_quantize_13_launch(
+// CHECK: call @fp4_matmul_14_launch(
+// CHECK: call @fp4_correction_10_launch({{.*}}) : (memref<130x3xbf16>, memref<77x3xbf16>, memref<130x77xf32>, memref<130x77xf32>)
 // CHECK-NOT: fp4.{{split_channels|quantize|matmul|correction_matmul}}
 // CHECK: return
 
@@ -61,7 +60,7 @@
 // CHECK-COUNT-2: scf.for
 // CHECK: gpu.func @fp4_residual_2(
 // CHECK: gpu.func @fp4_stack_activations_5(
-// CHECK: gpu.func @fp4_stacked_epilogue_8(
+// CHECK: gpu.func @fp4_stacked_epilogue_7(
 // CHECK: scf.for
 // CHECK-COUNT-1: gpu.shuffle  xor
 // CHECK-NOT: gpu.shuffle

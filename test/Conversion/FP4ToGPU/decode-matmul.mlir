@@ -1,6 +1,7 @@
 // RUN: fp4-opt %s -split-input-file -convert-fp4-to-gpu="chip=sm_90 decode-split-k=1 decode-rows-per-cta=16 decode-prefetch=1 decode-warps=4" | FileCheck %s
 // RUN: fp4-opt %s -split-input-file -convert-fp4-to-gpu="chip=sm_90 decode-warps=2 decode-k-unroll=512 decode-split-k=1 decode-prefetch=0" | FileCheck %s --check-prefix=OPT
 // RUN: fp4-opt %s -split-input-file -convert-fp4-to-gpu="chip=sm_90 decode-max-m=32 decode-prefetch=1" | FileCheck %s --check-prefix=MAXM
+// RUN: fp4-opt %s -split-input-file -convert-fp4-to-gpu="chip=sm_90 decode-max-m=64 decode-prefetch=1" | FileCheck %s --check-prefix=MAXM64
 
 // The decode family (DecodeMatmulKernel.cpp): one CTA per 16 weight rows,
 // warps splitting K, mma.sync m16n8k16 bf16 on weight pairs dequantized in
@@ -185,10 +186,21 @@ func.func @declined(%xh: tensor<2x256xf16>, %w: !fp4.tensor<64x256xf4E2M1FN, #fp
 
 // -----
 
-// M = 17 is beyond the decode kernel's two n-tiles even when decode-max-m
-// sends it there: another family takes it.
-// MAXM: module attributes {{.*}}shape = [17, 64]{{.*}}variant = "{{reference|prefill_w4a16(_smem)?}}"
+// M = 17 needs a third n-tile: the decode kernel takes up to four (32
+// rows, the fused correction chain's stacked activations) when decode-max-m
+// sends it there.
+// MAXM: module attributes {{.*}}shape = [17, 64]{{.*}}variant = "decode_w4a16"
 func.func @seventeen_rows(%x: tensor<17x256xbf16>, %w: !fp4.tensor<64x256xf4E2M1FN, #fp4.mxfp4, axis = 1>) -> tensor<17x64xf32> {
   %y = fp4.matmul %x, %w : tensor<17x256xbf16>, !fp4.tensor<64x256xf4E2M1FN, #fp4.mxfp4, axis = 1> -> tensor<17x64xf32>
   return %y : tensor<17x64xf32>
+}
+
+// -----
+
+// M = 33 is beyond the decode kernel's four n-tiles even when decode-max-m
+// sends it there: another family takes it.
+// MAXM64: module attributes {{.*}}shape = [33, 64]{{.*}}variant = "{{reference|prefill_w4a16(_smem)?}}"
+func.func @thirty_three_rows(%x: tensor<33x256xbf16>, %w: !fp4.tensor<64x256xf4E2M1FN, #fp4.mxfp4, axis = 1>) -> tensor<33x64xf32> {
+  %y = fp4.matmul %x, %w : tensor<33x256xbf16>, !fp4.tensor<64x256xf4E2M1FN, #fp4.mxfp4, axis = 1> -> tensor<33x64xf32>
+  return %y : tensor<33x64xf32>
 }
