@@ -9,7 +9,6 @@ sum must be their f32 sum, and the result must match the f64 sum of every
 term's product within f32 rounding. No GPU needed."""
 
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -22,9 +21,9 @@ sys.path.insert(0, HERE)
 from fp4 import reference as ref  # noqa: E402
 
 import gpu_kernel_interp as interp  # noqa: E402
-from test_gpu_quant_kernels import FP4_OPT, buffer_for  # noqa: E402
-from test_gpu_correction_kernels import (bf16_bits, from_bf16, qtype,  # noqa: E402
-                                         scatter)
+from test_gpu_quant_kernels import buffer_for  # noqa: E402
+from test_gpu_correction_kernels import (bf16_bits, compile_op,  # noqa: E402
+                                         from_bf16, qtype, scatter)
 
 
 def chain_mlir(m, n, k, weight_outliers, acc, result):
@@ -62,15 +61,6 @@ def chain_mlir(m, n, k, weight_outliers, acc, result):
             f"  return {prev} : {yr}\n}}\n")
 
 
-def compile_chain(mlir):
-    out = subprocess.run(
-        [FP4_OPT, "-", "-convert-fp4-to-gpu=chip=sm_90",
-         "-mlir-print-op-generic"], input=mlir, capture_output=True,
-        text=True, check=True)
-    assert "stays on the host" not in out.stderr, out.stderr
-    return interp.parse_kernels(out.stdout), interp.parse_manifest(out.stdout)
-
-
 @pytest.mark.parametrize("m,weight_outliers,acc,result", [
     (1, True, False, "f32"), (3, True, True, "bf16"), (16, True, False, "f32"),
     (2, False, False, "f32"), (5, False, True, "f32")])
@@ -93,7 +83,7 @@ def test_fused_chain(m, weight_outliers, acc, result):
               "weight.codes": qw.codes, "weight.scales": qw.scales.view(np.uint8),
               "weights.values": bf16_bits(wv), "weights.indices": wi,
               "acc": y0}
-    kernels, manifest = compile_chain(
+    kernels, manifest = compile_op(
         chain_mlir(m, n, k, weight_outliers, acc, result))
     stems = [l["name"].rsplit("_", 1)[0] for l in manifest]
     # 3 row groups: one decode product for M <= 5 (up to 32 rows); at 16,
