@@ -47,6 +47,11 @@ RECIPES = {
     "rot_outl_act_resid": ("", ["-fp4-rotate=size=32",
                                 "-fp4-outlier-fallback=k=2 operands=activations",
                                 "-fp4-residual"]),
+    # Two-level rotation: block-balancing permutation, cross-block Hadamard
+    # (stride 32) and the intra-block rotation, all on the activations at
+    # run time (fp4.permute and the strided fp4.rotate kernels).
+    "rotate_two_level": ("", ["-fp4-rotate=mode=two-level size=32 "
+                              "cross-block=true calibration={cal}"]),
     # W4A16: bf16 activations, the weights corrected.
     "w4a16_outlier_k2": ("operands=weights",
                          ["-fp4-outlier-fallback=k=2 operands=weights"]),
@@ -55,9 +60,13 @@ RECIPES = {
 }
 
 SHAPES = [(1, 200, 352), (16, 77, 224), (130, 77, 224)]  # decode, decode, prefill
+# K/32 must be even for a cross-block rotation (its size is the largest
+# power of two dividing the number of 32-blocks): 8 and 12 blocks.
+RECIPE_SHAPES = {"rotate_two_level": [(1, 200, 256), (16, 77, 384),
+                                      (130, 77, 256)]}
 
 CHECK_CASES = [dict(name=f"recipe_{r}_m{m}_n{n}_k{k}", recipe=r, m=m, n=n, k=k)
-               for r in RECIPES for (m, n, k) in SHAPES]
+               for r in RECIPES for (m, n, k) in RECIPE_SHAPES.get(r, SHAPES)]
 
 OUTLIER_CHANNELS = (5, 70, 131)
 

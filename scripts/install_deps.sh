@@ -27,8 +27,9 @@ PY=${PYTHON:-python3}
 # scikit-build-core: the build backend of `pip install .` (pyproject.toml),
 # here so the pip route works without build isolation (offline) and
 # test/python/test_pip_install.py can run.
-PIP_PACKAGES=(numpy ml_dtypes pytest lit matplotlib safetensors scikit-build-core)
-if ! "$PY" -c "import numpy, ml_dtypes, pytest, matplotlib, safetensors, scikit_build_core" 2>/dev/null; then
+# pytest-xdist: run_tests.sh spreads the Python tests over every core.
+PIP_PACKAGES=(numpy ml_dtypes pytest pytest-xdist lit matplotlib safetensors scikit-build-core)
+if ! "$PY" -c "import numpy, ml_dtypes, pytest, xdist, matplotlib, safetensors, scikit_build_core" 2>/dev/null; then
   echo "[deps] pip install ${PIP_PACKAGES[*]}"
   "$PY" -m pip install -q "${PIP_PACKAGES[@]}" 2>/dev/null ||
     "$PY" -m pip install -q --break-system-packages "${PIP_PACKAGES[@]}"

@@ -43,7 +43,14 @@ echo "== lit =="
 echo "== ctest =="
 ctest --test-dir "$FP4_BUILD_DIR" --output-on-failure --output-junit "$REPORTS/ctest.xml"
 echo "== pytest =="
-( cd "$ROOT" && "$PY" -m pytest test/python -q -p no:cacheprovider --junitxml="$REPORTS/pytest.xml" )
+# On every core (pytest-xdist, installed by install_deps.sh): the suite is
+# mostly single-threaded JIT runs and emulations. --dist loadfile keeps a
+# file's tests on one worker, so a module-scoped fixture (a JIT-compiled
+# library, an installed package) is built once. (loadgroup would spread
+# finer, but xdist 3.8 cannot group under pytest 9: it renames items through
+# Node._nodeid, which pytest 9 no longer has.)
+( cd "$ROOT" && "$PY" -m pytest test/python -q -p no:cacheprovider \
+    -n "$(nproc)" --dist loadfile --junitxml="$REPORTS/pytest.xml" )
 
 echo "== fuzz campaign =="
 # 300 mutants, fixed seed: the same campaign on every run (about 1-2 min).

@@ -47,19 +47,40 @@ buildSplitChannelsKernel(OpBuilder &builder, Location loc,
                          const SplitChannelsKernelSpec &spec,
                          std::string &reason);
 
-/// fp4.rotate (stride 1, along the last axis) of a [rows, cols] tensor.
+/// fp4.rotate along the last axis of a [rows, cols] tensor.
 /// Arguments: input, result.
 struct RotateKernelSpec {
-  int64_t rows = 0, cols = 0, size = 0;
+  int64_t rows = 0, cols = 0, size = 0, stride = 1;
   std::optional<uint32_t> seed;
   bool inverse = false;
   Type inputElementType, resultElementType;
   SmallVector<KernelArg> args;
 };
+/// Stride 1 and groups of up to 64: one thread per group, in registers;
+/// anything else: buildSharedRotateKernel.
 FailureOr<KernelPlan> buildRotateKernel(OpBuilder &builder, Location loc,
                                         gpu::GPUModuleOp module, StringRef name,
                                         const RotateKernelSpec &spec,
                                         std::string &reason);
+/// One CTA per group of size * stride elements staged in shared memory
+/// (SharedRotateKernel.cpp): strided (two-level cross-block) and large
+/// rotations.
+FailureOr<KernelPlan>
+buildSharedRotateKernel(OpBuilder &builder, Location loc,
+                        gpu::GPUModuleOp module, StringRef name,
+                        const RotateKernelSpec &spec, std::string &reason);
+
+/// fp4.permute along the last axis of a [rows, cols] tensor. Arguments:
+/// input, permutation (i32 [cols], read-only), result.
+struct PermuteKernelSpec {
+  int64_t rows = 0, cols = 0;
+  SmallVector<KernelArg> args;
+};
+FailureOr<KernelPlan> buildPermuteKernel(OpBuilder &builder, Location loc,
+                                         gpu::GPUModuleOp module,
+                                         StringRef name,
+                                         const PermuteKernelSpec &spec,
+                                         std::string &reason);
 
 /// One operand of a correction product, as the kernels read it.
 struct CorrectionOperand {

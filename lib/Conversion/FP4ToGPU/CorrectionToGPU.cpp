@@ -14,6 +14,8 @@
 #include "FusedCorrectionChain.h"
 
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <memory>
@@ -199,14 +201,15 @@ struct RotateToGPU : public CorrectionPattern<RotateOp> {
     if (op->hasOneUse() && isa<QuantizeOp>(*op->getUsers().begin()) &&
         op.getStride() == 1 && op.getAxis() == 1 && isStaticRank(type, 2))
       return rewriter.notifyMatchFailure(op, "fused into its fp4.quantize");
-    if (!isStaticRank(type, 2) || op.getAxis() != 1 || op.getStride() != 1)
+    if (!isStaticRank(type, 2) || op.getAxis() != 1)
       return decline(op, rewriter,
-                     "the GPU rotation kernel needs a static rank-2 input "
-                     "rotated along its last axis with stride 1");
+                     "the GPU rotation kernel needs a static, non-empty "
+                     "rank-2 input rotated along its last axis");
     RotateKernelSpec spec;
     spec.rows = type.getDimSize(0);
     spec.cols = type.getDimSize(1);
     spec.size = op.getSize();
+    spec.stride = op.getStride();
     if (std::optional<uint32_t> seed = op.getSeed())
       spec.seed = *seed;
     spec.inverse = op.getInverse();
@@ -221,6 +224,44 @@ struct RotateToGPU : public CorrectionPattern<RotateOp> {
         op, rewriter, "fp4_rotate", spec.args, inputs, outputs,
         [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
           return buildRotateKernel(rewriter, loc, module, name, spec, reason);
+        });
+  }
+};
+
+/// fp4.permute of the two-level rotation (the activation side that
+/// PermutationFolding could not move into a producer's weights).
+struct PermuteToGPU : public CorrectionPattern<PermuteOp> {
+  using CorrectionPattern::CorrectionPattern;
+  LogicalResult matchAndRewrite(PermuteOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getInput().getType());
+    Type element = type.getElementType();
+    if (!isStaticRank(type, 2) || op.getAxis() != 1 ||
+        !(isa<FloatType>(element) || element.isSignlessInteger()))
+      return decline(op, rewriter,
+                     "the GPU permutation kernel needs a static, non-empty "
+                     "rank-2 float or integer tensor permuted along its last "
+                     "axis");
+    PermuteKernelSpec spec;
+    spec.rows = type.getDimSize(0);
+    spec.cols = type.getDimSize(1);
+    Location loc = op.getLoc();
+    SmallVector<int32_t> table(op.getPermutation().begin(),
+                               op.getPermutation().end());
+    auto tableType =
+        RankedTensorType::get({spec.cols}, rewriter.getI32Type());
+    Value permutation = arith::ConstantOp::create(
+        rewriter, loc, DenseIntElementsAttr::get(tableType, ArrayRef(table)));
+    SmallVector<Value> inputs =
+        input(rewriter, loc, op.getInput(), "input", spec.args);
+    llvm::append_range(inputs, input(rewriter, loc, permutation,
+                                     "permutation", spec.args));
+    SmallVector<std::pair<std::string, RankedTensorType>> outputs;
+    addOutput(spec.args, outputs, "result", op.getResult().getType());
+    return replaceWithLaunch(
+        op, rewriter, "fp4_permute", spec.args, inputs, outputs,
+        [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
+          return buildPermuteKernel(rewriter, loc, module, name, spec, reason);
         });
   }
 };
@@ -602,6 +643,6 @@ void mlir::fp4::populateFP4CorrectionToGPUPatterns(
     RewritePatternSet &patterns, const FP4GPULaunchHooks &hooks) {
   auto splits = std::make_shared<LoweredSplits>();
   patterns.add<BlockTopKToGPU<SplitOutliersOp>, BlockTopKToGPU<ResidualOp>,
-               SplitChannelsToGPU, RotateToGPU, CorrectionMatmulToGPU>(
-      patterns.getContext(), hooks, splits);
+               SplitChannelsToGPU, RotateToGPU, PermuteToGPU,
+               CorrectionMatmulToGPU>(patterns.getContext(), hooks, splits);
 }

@@ -3,9 +3,10 @@
 // A rotation that no fp4.quantize absorbs (the quantizer fuses the rotation
 // it reads; a rotation feeding fp4.split_outliers, i.e. rotate-then-outlier
 // recipes, is not fused): one thread per rotation group of d <= 64
-// elements, held in registers, rotated by hadamardTransformGroup (the
-// numerics contract: the same f32 operations in the same order as the
-// folder and the CPU lowering) and rounded to the result type.
+// elements (stride 1), held in registers, rotated by hadamardTransformGroup
+// (the numerics contract: the same f32 operations in the same order as the
+// folder and the CPU lowering) and rounded to the result type. Strided and
+// larger groups go to SharedRotateKernel.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,10 +28,11 @@ static constexpr int64_t kMaxRegisterGroup = 64;
 FailureOr<KernelPlan> mlir::fp4::buildRotateKernel(
     OpBuilder &builder, Location loc, gpu::GPUModuleOp module, StringRef name,
     const RotateKernelSpec &spec, std::string &reason) {
-  if (spec.size > kMaxRegisterGroup || !numerics::isPowerOfTwo(spec.size) ||
-      spec.cols % spec.size != 0) {
-    reason = "the rotation kernel takes power-of-two groups of up to 64 "
-             "dividing the last axis";
+  if (spec.stride != 1 || spec.size > kMaxRegisterGroup)
+    return buildSharedRotateKernel(builder, loc, module, name, spec, reason);
+  if (!numerics::isPowerOfTwo(spec.size) || spec.cols % spec.size != 0) {
+    reason = "the rotation kernel takes power-of-two groups dividing the "
+             "last axis";
     return failure();
   }
   OpBuilder::InsertionGuard guard(builder);

@@ -13,24 +13,24 @@ func.func @batched(%v: tensor<2x4x2x2xbf16>, %i: tensor<2x4x2x2xi8>, %w: tensor<
 
 // -----
 
-// A rotation group wider than 64 does not fit one thread's registers.
-// CHECK-LABEL: func.func @wide_rotation
+// A rotation group (size * stride) beyond a CTA's static shared memory.
+// CHECK-LABEL: func.func @huge_rotation_group
 // CHECK: fp4.rotate
-func.func @wide_rotation(%x: tensor<4x256xbf16>) -> (tensor<4x256xf32>, tensor<4x256xf32>) {
-  // expected-remark @below {{stays on the host: the rotation kernel takes power-of-two groups of up to 64 dividing the last axis}}
-  %r = fp4.rotate %x hadamard 128 axis 1 : tensor<4x256xbf16> -> tensor<4x256xf32>
-  return %r, %r : tensor<4x256xf32>, tensor<4x256xf32>
+func.func @huge_rotation_group(%x: tensor<2x16384xf32>) -> tensor<2x16384xf32> {
+  // expected-remark @below {{stays on the host: a rotation group of 16384 elements (size * stride) exceeds the 12288 f32 that fit a CTA's static shared memory}}
+  %r = fp4.rotate %x hadamard 256 stride 64 axis 1 : tensor<2x16384xf32> -> tensor<2x16384xf32>
+  return %r : tensor<2x16384xf32>
 }
 
 // -----
 
-// The two-level mode's cross-block rotation (stride 32) has no GPU kernel.
-// CHECK-LABEL: func.func @strided_rotation
-// CHECK: fp4.rotate
-func.func @strided_rotation(%x: tensor<4x256xf32>) -> tensor<4x256xf32> {
-  // expected-remark @below {{stays on the host: the GPU rotation kernel needs a static rank-2 input rotated along its last axis with stride 1}}
-  %r = fp4.rotate %x hadamard 8 stride 32 axis 1 : tensor<4x256xf32> -> tensor<4x256xf32>
-  return %r : tensor<4x256xf32>
+// Permutations of rank-3 tensors (batched activations) stay on the host.
+// CHECK-LABEL: func.func @permute_rank3
+// CHECK: fp4.permute
+func.func @permute_rank3(%x: tensor<2x2x4xf32>) -> tensor<2x2x4xf32> {
+  // expected-remark @below {{stays on the host: the GPU permutation kernel needs a static, non-empty rank-2 float or integer tensor permuted along its last axis}}
+  %p = fp4.permute %x axis 2 permutation [1, 0, 3, 2] : tensor<2x2x4xf32>
+  return %p : tensor<2x2x4xf32>
 }
 
 // -----

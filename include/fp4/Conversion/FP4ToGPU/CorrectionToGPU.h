@@ -1,12 +1,15 @@
 //===- CorrectionToGPU.h - accuracy-recipe ops to GPU kernels ---*- C++ -*-===//
 //
 // Patterns that put the ops of the accuracy transforms (fp4-outlier-fallback,
-// fp4-residual, fp4-rotate's standalone rotations) on the GPU, so that a
+// fp4-residual, fp4-rotate's standalone rotations and permutations) on the GPU, so that a
 // whole recipe compiled by fp4-pipeline-nvvm leaves no fp4 op on the host:
 //
 //   fp4.split_outliers, fp4.residual  -> one block top-k kernel
 //   fp4.split_channels                -> one channel-split kernel
-//   fp4.rotate (not fused into a quantize) -> one rotation kernel
+//   fp4.rotate (not fused into a quantize) -> one rotation kernel (in
+//       registers for stride 1 and size <= 64, else staged in shared memory:
+//       the two-level mode's cross-block rotation)
+//   fp4.permute                       -> one gather kernel (two-level mode)
 //   fp4.correction_matmul             -> a sparse (gather) product kernel, or,
 //       for a dense-enough bf16 sparse lhs against a quantized rhs, a
 //       densify kernel + fp4.matmul (the W4A16 tensor-core families) + an
