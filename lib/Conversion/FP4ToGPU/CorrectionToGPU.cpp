@@ -332,7 +332,8 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
                 *(lhsSparse ? op.getLhsBlockSize() : op.getRhsBlockSize()),
             k = valuesType.getShape().back();
     RankedTensorType resultType = op.getResult().getType();
-    bool prefill = resultType.getDimSize(0) > hooks.options.decodeMaxM;
+    bool prefill =
+        resultType.getDimSize(0) > getDecodeMaxM(hooks.target, hooks.options);
     bool denseEnough =
         k * kDenseRouteDenominator >= blockSize * kDenseRouteNumerator;
     if (!quantizedType || quantizedType.getAxis() != 1 ||
