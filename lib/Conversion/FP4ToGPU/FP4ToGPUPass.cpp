@@ -68,9 +68,7 @@ void ConvertFP4ToGPUPass::runOnOperation() {
   ModuleOp module = getOperation();
   GPUSelectionOptions selection = gpuOptions.getSelection();
   const ChipDescription &chip = selection.getChip();
-  if (failed(verifyGPUSelection(module, getArgument(), chip,
-                                selection.nativeFP4, selection.overrides)) ||
-      failed(verifyAttachedGPUConfigs(module, chip)))
+  if (failed(verifyGPUSelection(module, getArgument(), selection)))
     return signalPassFailure();
   FP4ToGPULoweringState state(module, chip, selection.overrides, kernelModule);
   // The accuracy-recipe ops first (CorrectionToGPU.h): a correction product

@@ -160,10 +160,12 @@ mlir::fp4::getOrSelectGPUConfig(Operation *op, const ChipDescription &chip,
   return selectGPUConfig(op, chip, overrides);
 }
 
-LogicalResult
-mlir::fp4::verifyGPUSelection(Operation *anchor, StringRef passName,
-                              const ChipDescription &chip, bool nativeFP4,
-                              const GPUConfigOverrides &overrides) {
+namespace {
+
+/// The options part of verifyGPUSelection.
+LogicalResult verifyOptions(Operation *anchor, StringRef passName,
+                            const ChipDescription &chip, bool nativeFP4,
+                            const GPUConfigOverrides &overrides) {
   auto emitError = [&] { return anchor->emitError(); };
   if (nativeFP4 && !chip.hasNativeFP4)
     return emitError() << passName << ": native-fp4 requested for " << chip.chip
@@ -198,8 +200,9 @@ mlir::fp4::verifyGPUSelection(Operation *anchor, StringRef passName,
   return success();
 }
 
-LogicalResult mlir::fp4::verifyAttachedGPUConfigs(Operation *root,
-                                                  const ChipDescription &chip) {
+/// The attached-configs part of verifyGPUSelection.
+LogicalResult verifyAttachedConfigs(Operation *root,
+                                    const ChipDescription &chip) {
   bool ok = true;
   root->walk([&](Operation *op) {
     if (auto config =
@@ -208,4 +211,16 @@ LogicalResult mlir::fp4::verifyAttachedGPUConfigs(Operation *root,
                                              config, chip));
   });
   return success(ok);
+}
+
+} // namespace
+
+LogicalResult
+mlir::fp4::verifyGPUSelection(Operation *root, StringRef passName,
+                              const GPUSelectionOptions &selection) {
+  const ChipDescription &chip = selection.getChip();
+  if (failed(verifyOptions(root, passName, chip, selection.nativeFP4,
+                           selection.overrides)))
+    return failure();
+  return verifyAttachedConfigs(root, chip);
 }

@@ -31,9 +31,7 @@ struct FP4GPUSelectConfigPass
     ModuleOp module = getOperation();
     GPUSelectionOptions selection = gpuOptions.getSelection();
     const ChipDescription &chip = selection.getChip();
-    if (failed(verifyGPUSelection(module, getArgument(), chip,
-                                  selection.nativeFP4, selection.overrides)) ||
-        failed(verifyAttachedGPUConfigs(module, chip)))
+    if (failed(verifyGPUSelection(module, getArgument(), selection)))
       return signalPassFailure();
     unsigned attached = 0;
     module.walk([&](Operation *op) {

@@ -183,26 +183,11 @@ struct GPUConfigOptionSet {
     GPUSelectionOptions selection;
     selection.chip = chip;
     selection.nativeFP4 = nativeFP4;
-    GPUConfigOverrides &o = selection.overrides;
-    auto take = [](const auto &option, auto &field) {
-      if (option.hasValue())
-        field = option.getValue();
-    };
-    take(decodeMaxM, o.decodeMaxM);
-    take(decodeWarps, o.decodeWarps);
-    take(decodeKUnroll, o.decodeKUnroll);
-    take(decodeRowsPerCTA, o.decodeRowsPerCTA);
-    take(decodeSplitK, o.decodeSplitK);
-    take(decodePrefetch, o.decodePrefetch);
-    take(decodeMaxRegisters, o.decodeMaxRegisters);
-    take(prefillTileM, o.prefillTileM);
-    take(prefillTileN, o.prefillTileN);
-    take(prefillTileK, o.prefillTileK);
-    take(prefillWarpsM, o.prefillWarpsM);
-    take(prefillWarpsN, o.prefillWarpsN);
-    take(prefillStages, o.prefillStages);
-    take(prefillDequant, o.prefillDequant);
-    take(elementwiseThreads, o.elementwiseThreads);
+    forEachOverride(*this, selection.overrides,
+                    [](const auto &option, auto &field) {
+                      if (option.hasValue())
+                        field = option.getValue();
+                    });
     return selection;
   }
 
@@ -211,26 +196,32 @@ struct GPUConfigOptionSet {
   void setSelection(const GPUSelectionOptions &selection) {
     chip = selection.chip;
     nativeFP4 = selection.nativeFP4;
-    const GPUConfigOverrides &o = selection.overrides;
-    auto give = [](auto &option, const auto &field) {
-      if (field)
-        option = *field;
-    };
-    give(decodeMaxM, o.decodeMaxM);
-    give(decodeWarps, o.decodeWarps);
-    give(decodeKUnroll, o.decodeKUnroll);
-    give(decodeRowsPerCTA, o.decodeRowsPerCTA);
-    give(decodeSplitK, o.decodeSplitK);
-    give(decodePrefetch, o.decodePrefetch);
-    give(decodeMaxRegisters, o.decodeMaxRegisters);
-    give(prefillTileM, o.prefillTileM);
-    give(prefillTileN, o.prefillTileN);
-    give(prefillTileK, o.prefillTileK);
-    give(prefillWarpsM, o.prefillWarpsM);
-    give(prefillWarpsN, o.prefillWarpsN);
-    give(prefillStages, o.prefillStages);
-    give(prefillDequant, o.prefillDequant);
-    give(elementwiseThreads, o.elementwiseThreads);
+    forEachOverride(*this, selection.overrides,
+                    [](auto &option, const auto &field) {
+                      if (field)
+                        option = *field;
+                    });
+  }
+
+  /// Calls `fn(option, field)` for every tile option and its field of
+  /// GPUConfigOverrides (const or not on either side).
+  template <typename SetT, typename OverridesT, typename FnT>
+  static void forEachOverride(SetT &set, OverridesT &o, FnT fn) {
+    fn(set.decodeMaxM, o.decodeMaxM);
+    fn(set.decodeWarps, o.decodeWarps);
+    fn(set.decodeKUnroll, o.decodeKUnroll);
+    fn(set.decodeRowsPerCTA, o.decodeRowsPerCTA);
+    fn(set.decodeSplitK, o.decodeSplitK);
+    fn(set.decodePrefetch, o.decodePrefetch);
+    fn(set.decodeMaxRegisters, o.decodeMaxRegisters);
+    fn(set.prefillTileM, o.prefillTileM);
+    fn(set.prefillTileN, o.prefillTileN);
+    fn(set.prefillTileK, o.prefillTileK);
+    fn(set.prefillWarpsM, o.prefillWarpsM);
+    fn(set.prefillWarpsN, o.prefillWarpsN);
+    fn(set.prefillStages, o.prefillStages);
+    fn(set.prefillDequant, o.prefillDequant);
+    fn(set.elementwiseThreads, o.elementwiseThreads);
   }
 
   EnumOpt<GPUChip> chip;

@@ -50,17 +50,12 @@ GPUConfigAttr selectGPUConfig(Operation *op, const ChipDescription &chip,
 GPUConfigAttr getOrSelectGPUConfig(Operation *op, const ChipDescription &chip,
                                    const GPUConfigOverrides &overrides);
 
-/// The selection inputs a pass validated: the chip and the overrides.
-/// Emits an error on `anchor` and fails for a bad override, an
-/// unimplemented native path or a config out of the chip's limits.
-LogicalResult verifyGPUSelection(Operation *anchor, StringRef passName,
-                                 const ChipDescription &chip, bool nativeFP4,
-                                 const GPUConfigOverrides &overrides);
-
-/// Checks the `fp4.gpu_config` of every op under `root` against the limits
-/// of `chip` (an error on each op whose config exceeds them).
-LogicalResult verifyAttachedGPUConfigs(Operation *root,
-                                       const ChipDescription &chip);
+/// What a pass checks before selecting: `selection` (a bad override, an
+/// unimplemented native path or options beyond the chip's limits: one
+/// error on `root` naming `passName`) and the `fp4.gpu_config` of every op
+/// under `root` against the chip's limits (an error on each such op).
+LogicalResult verifyGPUSelection(Operation *root, StringRef passName,
+                                 const GPUSelectionOptions &selection);
 
 } // namespace mlir::fp4
 
