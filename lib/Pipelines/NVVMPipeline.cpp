@@ -8,8 +8,9 @@
 //    the ABI the Python launcher and the manifest describe;
 //  * the PTX ISA version is given explicitly (the upstream default +ptx60
 //    is rejected for sm_90, toolchain.md);
-//  * the chip is validated by convert-fp4-to-gpu before any NVVM pass runs,
-//    so an unsupported chip is a diagnostic, not an LLVM crash;
+//  * the chip is an enum option over the chip description's table, whose
+//    row gives both the kernels' limits and the NVVM target (chip, PTX
+//    ISA), so an unsupported chip is an option error, not an LLVM crash;
 //  * the output is reproducible: no compile times unless keep-compile-times;
 //  * a missing ptxas is one line from fp4-check-cuda-toolkit, not the
 //    serializer's error with the whole kernel module attached.
@@ -19,6 +20,7 @@
 #include "fp4/Pipelines/Pipelines.h"
 
 #include "fp4/Conversion/FP4ToGPU/CUDAToolkit.h"
+#include "fp4/Conversion/FP4ToGPU/FP4ToGPU.h"
 #include "fp4/Conversion/Passes.h"
 #include "fp4/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"
@@ -31,31 +33,14 @@
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 
 void mlir::fp4::buildFP4NVVMPipeline(OpPassManager &pm,
                                      const FP4NVVMPipelineOptions &options) {
-  ConvertFP4ToGPUOptions gpuOptions;
-  gpuOptions.chip = options.chip;
-  gpuOptions.nativeFP4 = options.nativeFP4;
-  gpuOptions.decodeMaxM = options.decodeMaxM;
-  gpuOptions.decodeWarps = options.decodeWarps;
-  gpuOptions.decodeKUnroll = options.decodeKUnroll;
-  gpuOptions.decodeRowsPerCTA = options.decodeRowsPerCTA;
-  gpuOptions.decodeSplitK = options.decodeSplitK;
-  gpuOptions.decodePrefetch = options.decodePrefetch;
-  gpuOptions.decodeMaxRegisters = options.decodeMaxRegisters;
-  gpuOptions.prefillTileM = options.prefillTileM;
-  gpuOptions.prefillTileN = options.prefillTileN;
-  gpuOptions.prefillTileK = options.prefillTileK;
-  gpuOptions.prefillWarpsM = options.prefillWarpsM;
-  gpuOptions.prefillWarpsN = options.prefillWarpsN;
-  gpuOptions.prefillStages = options.prefillStages;
-  gpuOptions.prefillDequant = options.prefillDequant;
-  gpuOptions.elementwiseThreads = options.elementwiseThreads;
-  pm.addPass(createConvertFP4ToGPU(gpuOptions));
+  GPUSelectionOptions selection = options.gpuOptions.getSelection();
+  const ChipDescription &chip = selection.getChip();
+  pm.addPass(createConvertFP4ToGPUPass(ConvertFP4ToGPUOptions(), selection));
 
   // Host: identical to fp4-pipeline-cpu up to loops.
   FP4CPUPipelineOptions host;
@@ -72,15 +57,9 @@ void mlir::fp4::buildFP4NVVMPipeline(OpPassManager &pm,
   pm.addPass(memref::createExpandStridedMetadataPass());
   GpuNVVMAttachTargetOptions attach;
   attach.triple = "nvptx64-nvidia-cuda";
-  attach.chip = options.chip;
-  attach.features = llvm::StringSwitch<std::string>(options.chip.getValue())
-                        .Cases("sm_90", "sm_90a", "+ptx80")
-                        .Case("sm_100a", "+ptx86")
-                        .Case("sm_120a", "+ptx87")
-                        .Case("sm_89", "+ptx78")
-                        .Case("sm_86", "+ptx71")
-                        .Case("sm_80", "+ptx70")
-                        .Default("");
+  // The NVVM target comes from the same chip description as the kernels.
+  attach.chip = chip.chip.str();
+  attach.features = chip.ptxFeatures.str();
   attach.optLevel = options.optLevel;
   pm.addPass(createGpuNVVMAttachTarget(attach));
   pm.addPass(createLowerAffinePass());

@@ -31,6 +31,7 @@ void mlir::fp4::registerAllPasses() {
   registerFP4Residual();
   registerConvertFP4ToLinalg();
   registerConvertFP4ToGPU();
+  registerFP4GPUSelectConfig();
   registerFP4ExportGPUKernels();
   registerFP4CheckCUDAToolkit();
   registerFP4MaterializeGPULaunches();

@@ -64,11 +64,24 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
     rest of the module is untouched and `fp4-pipeline-nvvm` lowers it like
     the CPU pipeline does.
 
-    Kernels (docs/GPU.md): matmuls with `M <= decode-max-m` use the
-    memory-bound decode family, larger ones the tensor-core prefill family
-    (bf16 `mma.sync` after dequantizing FP4 operands in registers / shared
-    memory: sm_90 has no FP4 tensor cores); shapes or schemes a family
-    declines fall back to a simple reference kernel (variant `reference`).
+    Kernels (docs/GPU.md): each op's kernel follows its kernel
+    configuration `#fp4.gpu_config`: the op's own `fp4.gpu_config`
+    attribute when it has one (set by a user, a search or
+    `fp4-gpu-select-config`), else the one the selection step chooses from
+    the chip description (include/fp4/Conversion/FP4ToGPU/
+    ChipDescription.h) and the shape: matmuls with `M <= decode-max-m` use
+    the memory-bound decode family, larger ones the tensor-core prefill
+    family (bf16 `mma.sync` after dequantizing FP4 operands in registers /
+    shared memory: sm_90 has no FP4 tensor cores), quantize / dequantize
+    the elementwise family; the options below override the chip's choices.
+    Shapes or schemes a family declines fall back to a simple reference
+    kernel (variant `reference`).
+
+    The chip and kernel options (`chip`, `native-fp4`, `decode-*`,
+    `prefill-*`, `elementwise-threads`) are declared once, in
+    include/fp4/Conversion/FP4ToGPU/GPUConfigOptions.h, and shared with
+    `fp4-gpu-select-config` and `fp4-pipeline-nvvm`; `fp4-opt --help` lists
+    them.
     Every kernel is specialized to its static shapes. The launch geometry
     and argument list of each kernel are recorded in the module attribute
     `fp4.gpu_kernels`, which `fp4-export-gpu-kernels` writes out as the
@@ -82,71 +95,41 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
     lowered by the CPU path; each gets a remark saying why (the pattern's
     match failure reason), unless `remarks=false`. The format-specific parts
     of the kernels come from each scheme's SchemeGPULoweringAttrInterface
-    model. An unsupported chip, `native-fp4` on a chip without FP4
-    instructions, or an option out of range is an error.
+    model. An unknown chip or enum value fails at option parsing with the
+    valid values; `native-fp4` on a chip without FP4 instructions (or where
+    the native kernels are not implemented), an option out of range or a
+    configuration beyond the chip's limits is an error.
   }];
   let options = [
-    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
-           "Target chip: sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a, sm_120a">,
-    Option<"nativeFP4", "native-fp4", "bool", /*default=*/"false",
-           "Use native FP4 conversion / block-scaled MMA instructions "
-           "(needs sm_100a or sm_120a)">,
     Option<"kernelModule", "kernel-module", "std::string",
            /*default=*/"\"fp4_kernels\"", "Name of the generated gpu.module">,
-    Option<"decodeMaxM", "decode-max-m", "int64_t", /*default=*/"16",
-           "Largest M (1..64) handled by the decode (memory-bound) kernels">,
-    Option<"decodeWarps", "decode-warps", "int64_t", /*default=*/"0",
-           "Decode: warps per CTA splitting K (0: from the shape; 1..16)">,
-    Option<"decodeKUnroll", "decode-k-unroll", "int64_t", /*default=*/"256",
-           "Decode: K elements per warp and main-loop iteration "
-           "(multiple of 128, at most 1024)">,
-    Option<"decodeRowsPerCTA", "decode-rows-per-cta", "int64_t",
-           /*default=*/"0",
-           "Decode: weight rows per CTA, 16-row groups on different warps "
-           "sharing the activations (0: from the shape; multiple of 16)">,
-    Option<"decodeSplitK", "decode-split-k", "int64_t", /*default=*/"0",
-           "Decode: CTAs splitting K with f32 partial sums in a scratch "
-           "buffer and a rounding kernel (0 = 1: none, which measured "
-           "fastest on the H200; N > 1: N slices)">,
-    Option<"decodePrefetch", "decode-prefetch", "int64_t", /*default=*/"0",
-           "Decode: main-loop iterations whose weight words are loaded "
-           "ahead (software pipelining; 0: none; 1..2)">,
-    Option<"decodeMaxRegisters", "decode-max-registers", "int64_t",
-           /*default=*/"0",
-           "Decode: registers per thread cap (.maxnreg; 0: none; else "
-           "32..255)">,
-    Option<"prefillTileM", "prefill-tile-m", "int64_t", /*default=*/"128",
-           "Prefill: CTA tile rows (M), multiple of 16">,
-    Option<"prefillTileN", "prefill-tile-n", "int64_t", /*default=*/"128",
-           "Prefill: CTA tile columns (N), multiple of 8">,
-    Option<"prefillTileK", "prefill-tile-k", "int64_t", /*default=*/"64",
-           "Prefill: K per pipeline stage, multiple of 32">,
-    Option<"prefillWarpsM", "prefill-warps-m", "int64_t", /*default=*/"2",
-           "Prefill: warps along M">,
-    Option<"prefillWarpsN", "prefill-warps-n", "int64_t", /*default=*/"4",
-           "Prefill: warps along N">,
-    Option<"prefillStages", "prefill-stages", "int64_t", /*default=*/"3",
-           "Prefill: shared-memory pipeline depth (2..6)">,
-    Option<"prefillDequant", "prefill-dequant", "std::string",
-           /*default=*/"\"shared\"",
-           "Prefill: where codes become bf16: 'shared' (once per CTA into "
-           "swizzled bf16 tiles read by ldmatrix) or 'registers' (per warp, "
-           "into mma fragments)">,
-    Option<"elementwiseThreads", "elementwise-threads", "int64_t",
-           /*default=*/"256",
-           "Quantize/dequantize: threads per CTA (multiple of 32, <= 1024)">,
     Option<"remarks", "remarks", "bool", /*default=*/"true",
            "Emit a remark 'stays on the host: <reason>' for every op the "
            "patterns decline">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
-    "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::fp4::FP4Dialect", "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
     "::mlir::NVVM::NVVMDialect", "::mlir::nvgpu::NVGPUDialect",
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect"
   ];
+}
+
+def FP4GPUSelectConfig : Pass<"fp4-gpu-select-config", "::mlir::ModuleOp"> {
+  let summary = "Attach the kernel configuration each fp4 op gets on the GPU";
+  let description = [{
+    The selection step of `convert-fp4-to-gpu`, as a pass of its own: gives
+    every `fp4.matmul`, `fp4.quantize` and `fp4.dequantize` without one an
+    `fp4.gpu_config` attribute (`#fp4.gpu_config<...>`) chosen from the
+    chip description and the op's shape, the options overriding the chip's
+    defaults (the same options as `convert-fp4-to-gpu`, declared once in
+    GPUConfigOptions.h). A config already present is kept and checked
+    against the chip's limits. `convert-fp4-to-gpu` honours the attached
+    configs, so a search or a user can edit them in between.
+  }];
+  let dependentDialects = ["::mlir::fp4::FP4Dialect"];
 }
 
 def FP4MaterializeGPULaunches

@@ -9,6 +9,7 @@
 #ifndef FP4_PIPELINES_PIPELINES_H
 #define FP4_PIPELINES_PIPELINES_H
 
+#include "fp4/Conversion/FP4ToGPU/GPUConfigOptions.h"
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
@@ -61,9 +62,9 @@ void buildFP4CPUPipeline(OpPassManager &pm,
 
 struct FP4NVVMPipelineOptions
     : public PassPipelineOptions<FP4NVVMPipelineOptions> {
-  PassOptions::Option<std::string> chip{
-      *this, "chip", llvm::cl::desc("Target chip (convert-fp4-to-gpu)"),
-      llvm::cl::init("sm_90")};
+  /// chip, native-fp4 and the kernel options of convert-fp4-to-gpu,
+  /// declared once (GPUConfigOptions.h).
+  GPUConfigOptionSet<PassOptions::Option, PassOptions> gpuOptions{*this};
   PassOptions::Option<std::string> format{
       *this, "format",
       llvm::cl::desc("Kernel image: isa (PTX), bin (cubin, runs ptxas) or "
@@ -88,55 +89,6 @@ struct FP4NVVMPipelineOptions
       llvm::cl::desc("Keep the compile times gpu-module-to-binary records in "
                      "gpu.object properties (off: reproducible output)"),
       llvm::cl::init(false)};
-  PassOptions::Option<bool> nativeFP4{
-      *this, "native-fp4",
-      llvm::cl::desc("Native FP4 instructions (sm_100a/sm_120a only)"),
-      llvm::cl::init(false)};
-  PassOptions::Option<int64_t> decodeMaxM{
-      *this, "decode-max-m", llvm::cl::desc("See convert-fp4-to-gpu"),
-      llvm::cl::init(16)};
-  PassOptions::Option<int64_t> decodeWarps{
-      *this, "decode-warps", llvm::cl::desc("See convert-fp4-to-gpu"),
-      llvm::cl::init(0)};
-  PassOptions::Option<int64_t> decodeKUnroll{
-      *this, "decode-k-unroll", llvm::cl::desc("See convert-fp4-to-gpu"),
-      llvm::cl::init(256)};
-  PassOptions::Option<int64_t> decodeRowsPerCTA{
-      *this, "decode-rows-per-cta", llvm::cl::desc("See convert-fp4-to-gpu"),
-      llvm::cl::init(0)};
-  PassOptions::Option<int64_t> decodeSplitK{
-      *this, "decode-split-k", llvm::cl::desc("See convert-fp4-to-gpu"),
-      llvm::cl::init(0)};
-  PassOptions::Option<int64_t> decodePrefetch{
-      *this, "decode-prefetch", llvm::cl::desc("See convert-fp4-to-gpu"),
-      llvm::cl::init(0)};
-  PassOptions::Option<int64_t> decodeMaxRegisters{
-      *this, "decode-max-registers",
-      llvm::cl::desc("See convert-fp4-to-gpu"), llvm::cl::init(0)};
-  PassOptions::Option<int64_t> prefillTileM{
-      *this, "prefill-tile-m", llvm::cl::desc("See convert-fp4-to-gpu"),
-      llvm::cl::init(128)};
-  PassOptions::Option<int64_t> prefillTileN{
-      *this, "prefill-tile-n", llvm::cl::desc("See convert-fp4-to-gpu"),
-      llvm::cl::init(128)};
-  PassOptions::Option<int64_t> prefillTileK{
-      *this, "prefill-tile-k", llvm::cl::desc("See convert-fp4-to-gpu"),
-      llvm::cl::init(64)};
-  PassOptions::Option<int64_t> prefillWarpsM{
-      *this, "prefill-warps-m", llvm::cl::desc("See convert-fp4-to-gpu"),
-      llvm::cl::init(2)};
-  PassOptions::Option<int64_t> prefillWarpsN{
-      *this, "prefill-warps-n", llvm::cl::desc("See convert-fp4-to-gpu"),
-      llvm::cl::init(4)};
-  PassOptions::Option<int64_t> prefillStages{
-      *this, "prefill-stages", llvm::cl::desc("See convert-fp4-to-gpu"),
-      llvm::cl::init(3)};
-  PassOptions::Option<std::string> prefillDequant{
-      *this, "prefill-dequant", llvm::cl::desc("See convert-fp4-to-gpu"),
-      llvm::cl::init("shared")};
-  PassOptions::Option<int64_t> elementwiseThreads{
-      *this, "elementwise-threads", llvm::cl::desc("See convert-fp4-to-gpu"),
-      llvm::cl::init(256)};
 };
 
 /// convert-fp4-to-gpu, then the CPU pipeline's host steps (fp4 leftovers to

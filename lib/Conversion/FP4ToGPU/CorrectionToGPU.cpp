@@ -13,6 +13,7 @@
 #include "CorrectionKernels.h"
 #include "FusedCorrectionChain.h"
 
+#include "fp4/Conversion/FP4ToGPU/GPUConfigSelection.h"
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -320,7 +321,8 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     std::string unfused;
     CorrectionMatmulOp end = findCorrectionChainEnd(op);
     FailureOr<FusedCorrectionChain> chain =
-        analyzeCorrectionChain(end, hooks.options, *splits, unfused);
+        analyzeCorrectionChain(
+            end, getDecodeMaxM(hooks.target, hooks.options), *splits, unfused);
     if (succeeded(chain)) {
       if (end != op)
         return rewriter.notifyMatchFailure(op, "fused into the chain's end");
@@ -473,9 +475,12 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
       FailureOr<SmallVector<Value>> product = launch(
           end, rewriter, "fp4_matmul", spec.args, matmulInputs, result,
           [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
-            return buildDecodeMatmulKernel(rewriter, loc, module, name, spec,
-                                           hooks.target, hooks.options,
-                                           reason);
+            return buildDecodeMatmulKernel(
+                rewriter, loc, module, name, spec, hooks.target,
+                selectGPUConfigForFamily(rewriter.getContext(),
+                                         GPUKernelFamily::Decode,
+                                         hooks.options),
+                reason);
           });
       if (failed(product))
         return failure();
@@ -560,7 +565,8 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
                 *(lhsSparse ? op.getLhsBlockSize() : op.getRhsBlockSize()),
             k = valuesType.getShape().back();
     RankedTensorType resultType = op.getResult().getType();
-    bool prefill = resultType.getDimSize(0) > hooks.options.decodeMaxM;
+    bool prefill =
+        resultType.getDimSize(0) > getDecodeMaxM(hooks.target, hooks.options);
     bool denseEnough =
         k * kDenseRouteDenominator >= blockSize * kDenseRouteNumerator;
     if (!quantizedType || quantizedType.getAxis() != 1 ||

@@ -921,8 +921,8 @@ KernelLaunch buildSplitKFinalize(OpBuilder &builder, Location loc,
 
 FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
     OpBuilder &builder, Location loc, gpu::GPUModuleOp module, StringRef name,
-    const MatmulKernelSpec &spec, const GPUTarget &target,
-    const GPUKernelOptions &options, std::string &reason) {
+    const MatmulKernelSpec &spec, const GPUTarget &target, GPUConfigAttr config,
+    std::string &reason) {
   if (target.smVersion < 80) {
     reason = "the decode kernel needs bf16 mma.sync (sm_80 or newer)";
     return failure();
@@ -953,7 +953,7 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
              "tensor cores multiply bf16)";
     return failure();
   }
-  if (options.decodeKUnroll < kChunk || options.decodeKUnroll % kChunk != 0) {
+  if (config.getKUnroll() < kChunk || config.getKUnroll() % kChunk != 0) {
     reason = "decode-k-unroll must be a positive multiple of 128";
     return failure();
   }
@@ -982,30 +982,30 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
   cfg.n = spec.n;
   cfg.k = spec.k;
   cfg.nTiles = llvm::divideCeil(spec.m, 8);
-  cfg.unroll = options.decodeKUnroll / kChunk;
-  if (options.decodePrefetch < 0 || options.decodePrefetch > 2) {
+  cfg.unroll = config.getKUnroll() / kChunk;
+  if (config.getPrefetch() < 0 || config.getPrefetch() > 2) {
     reason = "decode-prefetch must be 0, 1 or 2";
     return failure();
   }
-  cfg.prefetch = options.decodePrefetch;
-  if (options.decodeMaxRegisters > 0 && options.decodeMaxRegisters < 32) {
+  cfg.prefetch = config.getPrefetch();
+  if (config.getMaxRegisters() > 0 && config.getMaxRegisters() < 32) {
     reason = "decode-max-registers below 32 leaves no room for the kernel";
     return failure();
   }
-  if (options.decodeRowsPerCTA % 16 != 0) {
+  if (config.getRowsPerCta() % 16 != 0) {
     reason = "decode-rows-per-cta must be a multiple of 16";
     return failure();
   }
-  cfg.rowWarps = options.decodeRowsPerCTA > 0 ? options.decodeRowsPerCTA / 16
-                                              : chooseRowWarps(cfg);
-  if (options.decodeWarps > 0) {
-    if (options.decodeWarps % cfg.rowWarps != 0) {
-      reason = "decode-warps = " + std::to_string(options.decodeWarps) +
+  cfg.rowWarps = config.getRowsPerCta() > 0 ? config.getRowsPerCta() / 16
+                                            : chooseRowWarps(cfg);
+  if (config.getWarps() > 0) {
+    if (config.getWarps() % cfg.rowWarps != 0) {
+      reason = "decode-warps = " + std::to_string(config.getWarps()) +
                " is not a multiple of the " + std::to_string(cfg.rowWarps) +
                " row groups of decode-rows-per-cta";
       return failure();
     }
-    cfg.kWarps = options.decodeWarps / cfg.rowWarps;
+    cfg.kWarps = config.getWarps() / cfg.rowWarps;
   } else {
     cfg.kWarps = chooseKWarps(cfg);
   }
@@ -1014,8 +1014,7 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
     reason = "the decode CTA would need more than 32 warps";
     return failure();
   }
-  cfg.splitK = options.decodeSplitK > 0 ? options.decodeSplitK
-                                        : chooseSplitK(cfg);
+  cfg.splitK = config.getSplitK() > 0 ? config.getSplitK() : chooseSplitK(cfg);
   // Never more slices than main-loop groups (at least one split).
   cfg.splitK = std::max<int64_t>(
       1, std::min<int64_t>(cfg.splitK, cfg.fullGroups()));
@@ -1035,9 +1034,9 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
   // An optional register cap (more CTAs per SM). Not on by default: with
   // .maxnreg 64 ptxas spills the M > 8 variants (and, scheduling loads
   // more eagerly, even some it fits in 56 registers without the cap).
-  if (options.decodeMaxRegisters > 0)
+  if (config.getMaxRegisters() > 0)
     func->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
-                  builder.getI32IntegerAttr(options.decodeMaxRegisters));
+                  builder.getI32IntegerAttr(config.getMaxRegisters()));
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPoint(func.getBody().front().getTerminator());
 

@@ -27,7 +27,7 @@ using namespace mlir::fp4;
 FailureOr<KernelPlan> mlir::fp4::buildDequantizeKernel(
     OpBuilder &builder, Location loc, gpu::GPUModuleOp module, StringRef name,
     const DequantizeKernelSpec &spec, const GPUTarget &target,
-    const GPUKernelOptions &options, std::string &reason) {
+    GPUConfigAttr config, std::string &reason) {
   (void)target;
   QuantizedTensorType type = spec.input;
   if (type.getRank() != 2 || type.getAxis() != 1 || !type.hasStaticShape() ||
@@ -64,7 +64,7 @@ FailureOr<KernelPlan> mlir::fp4::buildDequantizeKernel(
     return failure();
   }
 
-  int64_t blockDim = options.elementwiseThreads;
+  int64_t blockDim = config.getThreads();
   int64_t numChunks = spec.rows * spec.cols / chunk;
   KernelLaunch launch;
   launch.block = {blockDim, 1, 1};

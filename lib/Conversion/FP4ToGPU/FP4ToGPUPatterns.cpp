@@ -27,6 +27,7 @@
 
 #include "fp4/Conversion/FP4ToGPU/SchemeGPULoweringInterface.h"
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
+#include "fp4/Dialect/FP4/IR/GPUConfig.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -36,27 +37,6 @@
 
 using namespace mlir;
 using namespace mlir::fp4;
-
-std::optional<GPUTarget> mlir::fp4::lookupGPUTarget(StringRef chip) {
-  // The PTX versions are LLVM 22's minimum for each chip (toolchain.md);
-  // mma.sync on bf16 needs sm_80.
-  struct Row {
-    const char *name;
-    int64_t sm;
-    bool nativeFP4;
-    const char *features;
-  };
-  static const Row rows[] = {
-      {"sm_80", 80, false, "+ptx70"},   {"sm_86", 86, false, "+ptx71"},
-      {"sm_89", 89, false, "+ptx78"},   {"sm_90", 90, false, "+ptx80"},
-      {"sm_90a", 90, false, "+ptx80"},  {"sm_100a", 100, true, "+ptx86"},
-      {"sm_120a", 120, true, "+ptx87"},
-  };
-  for (const Row &row : rows)
-    if (chip == row.name)
-      return GPUTarget{row.name, row.sm, row.nativeFP4, row.features};
-  return std::nullopt;
-}
 
 //===----------------------------------------------------------------------===//
 // FP4ToGPULoweringState
@@ -303,26 +283,26 @@ bool hasEmptyDimension(ArrayRef<Type> types) {
 
 /// A kernel family: builds one kernel plan for a spec or declines.
 template <typename Spec>
-using KernelFamily = FailureOr<KernelPlan> (*)(
-    OpBuilder &, Location, gpu::GPUModuleOp, StringRef, const Spec &,
-    const GPUTarget &, const GPUKernelOptions &, std::string &);
+using KernelFamily = FailureOr<KernelPlan> (*)(OpBuilder &, Location,
+                                               gpu::GPUModuleOp, StringRef,
+                                               const Spec &, const GPUTarget &,
+                                               GPUConfigAttr, std::string &);
 
-/// Tries `families` in order; removes the IR of declined attempts and
-/// collects their reasons.
+/// Tries `families` in order, each with its config; removes the IR of
+/// declined attempts and collects their reasons.
 template <typename Spec>
-FailureOr<KernelPlan> tryFamilies(FP4ToGPULoweringState &state, Location loc,
-                                  StringRef name, const Spec &spec,
-                                  std::string &reasons,
-                                  ArrayRef<KernelFamily<Spec>> families) {
+FailureOr<KernelPlan>
+tryFamilies(FP4ToGPULoweringState &state, Location loc, StringRef name,
+            const Spec &spec, std::string &reasons,
+            ArrayRef<std::pair<KernelFamily<Spec>, GPUConfigAttr>> families) {
   gpu::GPUModuleOp module = state.getOrCreateKernelModule();
   // Kernels are built in the gpu.module with a builder of their own: the
   // host-side rewriter sees only the launch code.
   OpBuilder b(module.getContext());
-  for (KernelFamily<Spec> family : families) {
+  for (auto [family, config] : families) {
     std::string reason;
-    FailureOr<KernelPlan> plan = family(b, loc, module, name, spec,
-                                        state.getTarget(), state.getOptions(),
-                                        reason);
+    FailureOr<KernelPlan> plan =
+        family(b, loc, module, name, spec, state.getTarget(), config, reason);
     if (succeeded(plan))
       return plan;
     // A declining builder must leave nothing behind, but be robust.
@@ -355,8 +335,8 @@ struct FP4ToGPUPattern : public OpRewritePattern<OpTy> {
   FP4ToGPULoweringState &state;
 };
 
-/// fp4.matmul: the decode family for M <= decode-max-m, else prefill, then
-/// the reference kernel for whatever they decline.
+/// fp4.matmul: the family of its config (decode, prefill or reference),
+/// then the reference kernel for whatever decode or prefill decline.
 struct ConvertMatmul : public FP4ToGPUPattern<MatmulOp> {
   using FP4ToGPUPattern::FP4ToGPUPattern;
 
@@ -396,14 +376,23 @@ struct ConvertMatmul : public FP4ToGPUPattern<MatmulOp> {
           op, "a quantized operand's scheme has no GPU lowering model");
     spec.args.push_back({"result", toMemRef(resultType), /*readOnly=*/false});
 
+    GPUConfigAttr config = state.getConfig(op);
+    if (!config || config.getFamily() == GPUKernelFamily::Elementwise)
+      return rewriter.notifyMatchFailure(
+          op, "no matmul kernel configuration for this op");
     std::string name = state.nextKernelName("fp4_matmul");
     std::string reasons;
-    KernelFamily<MatmulKernelSpec> fast =
-        spec.m <= state.getOptions().decodeMaxM ? buildDecodeMatmulKernel
-                                                : buildPrefillMatmulKernel;
+    GPUConfigAttr reference =
+        getDefaultGPUConfig(op.getContext(), GPUKernelFamily::Reference);
+    SmallVector<std::pair<KernelFamily<MatmulKernelSpec>, GPUConfigAttr>, 2>
+        families;
+    if (config.getFamily() == GPUKernelFamily::Decode)
+      families.push_back({buildDecodeMatmulKernel, config});
+    else if (config.getFamily() == GPUKernelFamily::Prefill)
+      families.push_back({buildPrefillMatmulKernel, config});
+    families.push_back({buildReferenceMatmulKernel, reference});
     FailureOr<KernelPlan> plan = tryFamilies<MatmulKernelSpec>(
-        state, op.getLoc(), name, spec, reasons,
-        {fast, buildReferenceMatmulKernel});
+        state, op.getLoc(), name, spec, reasons, families);
     if (failed(plan))
       return rewriter.notifyMatchFailure(op, [&](Diagnostic &diag) {
         diag << "no GPU kernel for this matmul: " << reasons;
@@ -467,10 +456,15 @@ struct ConvertQuantize : public FP4ToGPUPattern<QuantizeOp> {
     for (auto [t, n] : llvm::zip(componentTypes, names))
       spec.args.push_back({n, toMemRef(t), /*readOnly=*/false});
 
+    GPUConfigAttr config = state.getConfig(op);
+    if (!config || config.getFamily() != GPUKernelFamily::Elementwise)
+      return rewriter.notifyMatchFailure(
+          op, "no elementwise kernel configuration for this op");
     std::string name = state.nextKernelName("fp4_quantize");
     std::string reasons;
-    FailureOr<KernelPlan> plan = tryFamilies<QuantizeKernelSpec>(
-        state, op.getLoc(), name, spec, reasons, {buildQuantizeKernel});
+    FailureOr<KernelPlan> plan =
+        tryFamilies<QuantizeKernelSpec>(state, op.getLoc(), name, spec, reasons,
+                                        {{buildQuantizeKernel, config}});
     if (failed(plan))
       return rewriter.notifyMatchFailure(op, [&](Diagnostic &diag) {
         diag << "no GPU quantize kernel: " << reasons;
@@ -514,10 +508,15 @@ struct ConvertDequantize : public FP4ToGPUPattern<DequantizeOp> {
           op, "the scheme has no GPU lowering model");
     spec.args.push_back({"result", toMemRef(resultType), /*readOnly=*/false});
 
+    GPUConfigAttr config = state.getConfig(op);
+    if (!config || config.getFamily() != GPUKernelFamily::Elementwise)
+      return rewriter.notifyMatchFailure(
+          op, "no elementwise kernel configuration for this op");
     std::string name = state.nextKernelName("fp4_dequantize");
     std::string reasons;
     FailureOr<KernelPlan> plan = tryFamilies<DequantizeKernelSpec>(
-        state, op.getLoc(), name, spec, reasons, {buildDequantizeKernel});
+        state, op.getLoc(), name, spec, reasons,
+        {{buildDequantizeKernel, config}});
     if (failed(plan))
       return rewriter.notifyMatchFailure(op, [&](Diagnostic &diag) {
         diag << "no GPU dequantize kernel: " << reasons;

@@ -76,7 +76,7 @@ bool shapeIs(Type type, int64_t rows, int64_t cols) {
 
 FailureOr<FusedCorrectionChain>
 mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
-                                  const GPUKernelOptions &options,
+                                  int64_t decodeMaxM,
                                   const LoweredSplits &splits,
                                   std::string &reason) {
   FusedCorrectionChain chain;
@@ -236,7 +236,7 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
     }
     chain.groups.push_back(group);
   }
-  chain.decode = chain.m <= options.decodeMaxM;
+  chain.decode = chain.m <= decodeMaxM;
   if (chain.weightValues && !chain.decode) {
     reason = "weight outliers at prefill sizes run term by term";
     return failure();

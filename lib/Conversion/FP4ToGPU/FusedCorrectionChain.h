@@ -64,7 +64,7 @@ CorrectionMatmulOp findCorrectionChainEnd(CorrectionMatmulOp op);
 
 /// The fusable chain ending at `last`, or failure with `reason`.
 FailureOr<FusedCorrectionChain>
-analyzeCorrectionChain(CorrectionMatmulOp last, const GPUKernelOptions &options,
+analyzeCorrectionChain(CorrectionMatmulOp last, int64_t decodeMaxM,
                        const LoweredSplits &splits, std::string &reason);
 
 } // namespace mlir::fp4

@@ -77,8 +77,6 @@ namespace {
 
 /// Elements of a K group: the unit of the K permutation (4 mma steps).
 constexpr int64_t kGroup = 64;
-/// Largest dynamic shared memory of one CTA on sm_80..sm_90 (227 KB).
-constexpr int64_t kMaxSharedBytes = 227 * 1024;
 
 /// Static facts of one kernel: tiles, warp layout, shared memory plan.
 struct PrefillPlan {
@@ -1008,10 +1006,10 @@ void PrefillEmitter::emit(gpu::GPUFuncOp func) {
   epilogue(loop.getResults().take_front(numAcc));
 }
 
-/// Checks the spec and options and lays out shared memory.
+/// Checks the spec and the config and lays out shared memory.
 static FailureOr<PrefillPlan>
 planPrefill(const MatmulKernelSpec &spec, const GPUTarget &target,
-            const GPUKernelOptions &options,
+            GPUConfigAttr config,
             const std::optional<BF16FragmentDequant> &lhsDequant,
             const BF16FragmentDequant &rhsDequant, std::string &reason) {
   auto decline = [&](const Twine &why) -> FailureOr<PrefillPlan> {
@@ -1024,13 +1022,13 @@ planPrefill(const MatmulKernelSpec &spec, const GPUTarget &target,
   p.m = spec.m;
   p.n = spec.n;
   p.k = spec.k;
-  p.bm = options.prefillTileM;
-  p.bn = options.prefillTileN;
-  p.bk = options.prefillTileK;
-  p.warpsM = options.prefillWarpsM;
-  p.warpsN = options.prefillWarpsN;
-  p.stages = options.prefillStages;
-  p.shared = options.prefillDequant == "shared";
+  p.bm = config.getTileM();
+  p.bn = config.getTileN();
+  p.bk = config.getTileK();
+  p.warpsM = config.getWarpsM();
+  p.warpsN = config.getWarpsN();
+  p.stages = config.getStages();
+  p.shared = config.getDequant() == GPUPrefillDequant::Shared;
   p.threads = 32 * p.warpsM * p.warpsN;
   p.w4a4 = static_cast<bool>(spec.lhsQuantized);
   if (p.m < 1 || p.n < 1 || p.k < 1)
@@ -1107,17 +1105,19 @@ planPrefill(const MatmulKernelSpec &spec, const GPUTarget &target,
   p.bBufBytes = p.shared ? 2 * p.bn * p.bk * 2 : 0;
   p.bBufOffset = p.aBufOffset + p.aBufBytes;
   p.sharedBytes = p.bBufOffset + p.bBufBytes;
-  if (p.sharedBytes > kMaxSharedBytes)
+  // The chip's limit (ChipDescription), not a fixed one.
+  if (p.sharedBytes > target.maxSharedBytesPerBlock)
     return decline("needs " + Twine(p.sharedBytes) +
-                   " bytes of shared memory (max " + Twine(kMaxSharedBytes) +
+                   " bytes of shared memory (max " +
+                   Twine(target.maxSharedBytesPerBlock) + " on " + target.chip +
                    "); reduce the tiles or prefill-stages");
   return p;
 }
 
 FailureOr<KernelPlan> mlir::fp4::buildPrefillMatmulKernel(
     OpBuilder &builder, Location loc, gpu::GPUModuleOp module, StringRef name,
-    const MatmulKernelSpec &spec, const GPUTarget &target,
-    const GPUKernelOptions &options, std::string &reason) {
+    const MatmulKernelSpec &spec, const GPUTarget &target, GPUConfigAttr config,
+    std::string &reason) {
   // Operands: bf16 or an exact-in-bf16 scheme; results f32/bf16/f16.
   std::optional<BF16FragmentDequant> lhsDequant;
   if (spec.lhsQuantized) {
@@ -1144,7 +1144,7 @@ FailureOr<KernelPlan> mlir::fp4::buildPrefillMatmulKernel(
     return failure();
   }
   FailureOr<PrefillPlan> plan =
-      planPrefill(spec, target, options, lhsDequant, *rhsDequant, reason);
+      planPrefill(spec, target, config, lhsDequant, *rhsDequant, reason);
   if (failed(plan))
     return failure();
 

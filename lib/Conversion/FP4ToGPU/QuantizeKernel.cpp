@@ -295,11 +295,10 @@ void mlir::fp4::storeCodesAndBlockBytes(QuantizeChunkContext &ctx,
   });
 }
 
-
 FailureOr<KernelPlan> mlir::fp4::buildQuantizeKernel(
     OpBuilder &builder, Location loc, gpu::GPUModuleOp module, StringRef name,
     const QuantizeKernelSpec &spec, const GPUTarget &target,
-    const GPUKernelOptions &options, std::string &reason) {
+    GPUConfigAttr config, std::string &reason) {
   (void)target; // Generic code: integer and f32/f64 arithmetic only.
   QuantizedTensorType type = spec.result;
   if (type.getRank() != 2 || type.getAxis() != 1 || !type.hasStaticShape() ||
@@ -346,7 +345,7 @@ FailureOr<KernelPlan> mlir::fp4::buildQuantizeKernel(
   const int64_t chunk = *chosen;
 
   const int64_t numChunks = spec.rows * spec.cols / chunk;
-  int64_t blockDim = options.elementwiseThreads;
+  int64_t blockDim = config.getThreads();
   // Few chunks: smaller CTAs spread them over more SMs.
   if (numChunks < kSMs * blockDim)
     blockDim = std::clamp<int64_t>(
@@ -375,7 +374,7 @@ FailureOr<KernelPlan> mlir::fp4::buildQuantizeKernel(
   if (info.needsTensorAmax) {
     FailureOr<KernelLaunch> amax =
         buildAmaxKernel(builder, loc, module, (name + "_amax").str(), spec,
-                        amaxScratch, options.elementwiseThreads, reason);
+                        amaxScratch, config.getThreads(), reason);
     if (failed(amax))
       return failure();
     plan.scratch.push_back(amaxScratch);

@@ -25,8 +25,8 @@ static constexpr int64_t kThreads = 128;
 
 FailureOr<KernelPlan> mlir::fp4::buildReferenceMatmulKernel(
     OpBuilder &builder, Location loc, gpu::GPUModuleOp module, StringRef name,
-    const MatmulKernelSpec &spec, const GPUTarget &target,
-    const GPUKernelOptions &options, std::string &reason) {
+    const MatmulKernelSpec &spec, const GPUTarget &target, GPUConfigAttr config,
+    std::string &reason) {
   if (spec.lhsQuantized &&
       !isGPUReadableQuantizedType(spec.lhsQuantized, reason))
     return failure();

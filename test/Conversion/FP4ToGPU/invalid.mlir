@@ -1,6 +1,16 @@
 // Bad options and chips are diagnostics naming the pass and the reason,
 // never an LLVM crash in the NVPTX backend.
-// RUN: fp4-opt %s -verify-diagnostics -convert-fp4-to-gpu="chip=sm_75"
+// An unknown chip or enum value fails at option parsing, listing the valid
+// values (the chip table of ChipDescription.cpp).
+// RUN: not fp4-opt %s -convert-fp4-to-gpu="chip=sm_75" 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not fp4-opt %s -fp4-gpu-select-config="chip=sm_75" 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not fp4-opt %s -convert-fp4-to-gpu="prefill-dequant=global" 2>&1 | FileCheck %s --check-prefix=DEQUANT
+// RUN: not fp4-opt %s -fp4-pipeline-nvvm="prefill-dequant=global" 2>&1 | FileCheck %s --check-prefix=DEQUANT
+// Configurations beyond the chip's limits (ChipDescription).
+// RUN: not fp4-opt %s -convert-fp4-to-gpu="prefill-warps-m=8 prefill-warps-n=8" 2>&1 | FileCheck %s --check-prefix=THREADS
+// RUN: not fp4-opt %s -convert-fp4-to-gpu="decode-warps=16 decode-max-registers=255" 2>&1 | FileCheck %s --check-prefix=REGFILE
+// RUN: not fp4-opt %s -fp4-gpu-select-config="decode-max-m=65" 2>&1 | FileCheck %s --check-prefix=MAXM
+// RUN: not fp4-opt %s -convert-fp4-to-gpu="chip=sm_120a native-fp4=true" 2>&1 | FileCheck %s --check-prefix=NATIVE120
 // RUN: not fp4-opt %s -convert-fp4-to-gpu="chip=sm_90 native-fp4=true" 2>&1 | FileCheck %s --check-prefix=NATIVE
 // RUN: not fp4-opt %s -convert-fp4-to-gpu="decode-k-unroll=100" 2>&1 | FileCheck %s --check-prefix=UNROLL
 // RUN: not fp4-opt %s -convert-fp4-to-gpu="prefill-stages=9" 2>&1 | FileCheck %s --check-prefix=STAGES
@@ -8,7 +18,6 @@
 // RUN: not fp4-opt %s -convert-fp4-to-gpu="chip=sm_100a native-fp4=true" 2>&1 | FileCheck %s --check-prefix=NATIVE100
 // RUN: not fp4-opt %s -fp4-pipeline-nvvm="chip=sm_75" 2>&1 | FileCheck %s --check-prefix=PIPE
 
-// expected-error @below {{convert-fp4-to-gpu: unsupported chip 'sm_75': the kernels need bf16 mma.sync (sm_80 or newer)}}
 module {
   func.func @f(%a: tensor<1x32xbf16>) -> tensor<1x32xbf16> {
     return %a : tensor<1x32xbf16>
@@ -20,4 +29,10 @@ module {
 // STAGES: convert-fp4-to-gpu: option prefill-stages=9 is out of range (2..6)
 // PREFETCH: convert-fp4-to-gpu: option decode-prefetch=3 is out of range (0..2)
 // NATIVE100: native-fp4 kernels for sm_100a are not available in this version
-// PIPE: convert-fp4-to-gpu: unsupported chip 'sm_75'
+// PIPE: invalid options for pipeline 'fp4-pipeline-nvvm' (`chip=sm_75`): for the --chip option: 'sm_75' is not a valid value; valid: sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a, sm_120a
+// CHIP: for the --chip option: 'sm_75' is not a valid value; valid: sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a, sm_120a
+// DEQUANT: for the --prefill-dequant option: 'global' is not a valid value; valid: shared, registers
+// THREADS: convert-fp4-to-gpu: the options give gpu_config #fp4.gpu_config<family = prefill, warps_m = 8, warps_n = 8> needs 2048 threads per block; sm_90 has at most 1024
+// REGFILE: convert-fp4-to-gpu: the options give gpu_config #fp4.gpu_config<family = decode, warps = 16, max_registers = 255>: 512 threads x 255 registers exceed sm_90's register file of 65536 per SM
+// MAXM: fp4-gpu-select-config: option decode-max-m=65 is out of range (0..64)
+// NATIVE120: convert-fp4-to-gpu: native-fp4 kernels for sm_120a are not available in this version (not implemented for chip sm_120a: block-scaled FP4 MMA)

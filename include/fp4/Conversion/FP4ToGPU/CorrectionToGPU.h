@@ -25,6 +25,7 @@
 #ifndef FP4_CONVERSION_FP4TOGPU_CORRECTIONTOGPU_H
 #define FP4_CONVERSION_FP4TOGPU_CORRECTIONTOGPU_H
 
+#include "fp4/Conversion/FP4ToGPU/GPUConfigSelection.h"
 #include "fp4/Conversion/FP4ToGPU/KernelBuilders.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -36,7 +37,8 @@ namespace mlir::fp4 {
 /// What the patterns need from the conversion that hosts them.
 struct FP4GPULaunchHooks {
   GPUTarget target;
-  GPUKernelOptions options;
+  /// The option overrides of the kernel-config selection.
+  GPUConfigOverrides options;
   /// The gpu.module the kernels go into (created on first use).
   std::function<gpu::GPUModuleOp()> getKernelModule;
   /// A fresh kernel symbol name from `stem`.

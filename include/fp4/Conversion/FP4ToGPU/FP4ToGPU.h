@@ -5,13 +5,17 @@
 // (fp4.matmul, fp4.quantize with a fused fp4.rotate, fp4.dequantize), each
 // replacing its op with a kernel in a gpu.module plus host launch code, or
 // failing with a reason (notifyMatchFailure) when the op stays on the host.
-// The patterns of one module share an FP4ToGPULoweringState: the target,
-// the kernel options, the gpu.module and the manifest entries
-// (fp4.gpu_kernels) that fp4-export-gpu-kernels writes out.
+// The patterns of one module share an FP4ToGPULoweringState: the chip
+// description, the option overrides of the config selection, the gpu.module
+// and the manifest entries (fp4.gpu_kernels) that fp4-export-gpu-kernels
+// writes out. Each op's kernel follows its #fp4.gpu_config: the op's own
+// `fp4.gpu_config` attribute when present, else the selection's
+// (GPUConfigSelection.h).
 //
 // Typical use (what the pass does):
 //
-//   FP4ToGPULoweringState state(module, target, options, "fp4_kernels");
+//   FP4ToGPULoweringState state(module, getChipDescription(GPUChip::SM90),
+//                               overrides, "fp4_kernels");
 //   RewritePatternSet patterns(ctx);
 //   populateFP4ToGPUConversionPatterns(patterns, state);
 //   walkAndApplyPatterns(module, std::move(patterns), &listener);
@@ -26,7 +30,9 @@
 #ifndef FP4_CONVERSION_FP4TOGPU_FP4TOGPU_H
 #define FP4_CONVERSION_FP4TOGPU_FP4TOGPU_H
 
+#include "fp4/Conversion/FP4ToGPU/GPUConfigSelection.h"
 #include "fp4/Conversion/FP4ToGPU/KernelBuilders.h"
+#include "fp4/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
@@ -38,20 +44,21 @@
 namespace mlir {
 namespace fp4 {
 
-/// The target facts of `chip` (sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a,
-/// sm_120a), or nullopt for an unsupported chip.
-std::optional<GPUTarget> lookupGPUTarget(StringRef chip);
-
 /// What the patterns of one module share.
 class FP4ToGPULoweringState {
 public:
-  FP4ToGPULoweringState(ModuleOp module, GPUTarget target,
-                        GPUKernelOptions options, StringRef kernelModuleName)
-      : module(module), target(std::move(target)),
-        options(std::move(options)), kernelModuleName(kernelModuleName) {}
+  FP4ToGPULoweringState(ModuleOp module, const ChipDescription &target,
+                        GPUConfigOverrides overrides,
+                        StringRef kernelModuleName)
+      : module(module), target(target), overrides(std::move(overrides)),
+        kernelModuleName(kernelModuleName) {}
 
   const GPUTarget &getTarget() const { return target; }
-  const GPUKernelOptions &getOptions() const { return options; }
+  const GPUConfigOverrides &getOverrides() const { return overrides; }
+  /// The kernel configuration of `op` (its own, else the selection's).
+  GPUConfigAttr getConfig(Operation *op) const {
+    return getOrSelectGPUConfig(op, target, overrides);
+  }
   StringRef getKernelModuleName() const { return kernelModuleName; }
 
   /// The gpu.module the kernels go to (created on first use; the module
@@ -81,7 +88,7 @@ private:
 
   ModuleOp module;
   GPUTarget target;
-  GPUKernelOptions options;
+  GPUConfigOverrides overrides;
   std::string kernelModuleName;
   gpu::GPUModuleOp kernelModule;
   unsigned kernelCounter = 0;
@@ -105,6 +112,13 @@ FailureOr<SmallVector<Value>> appendKernelArgs(RewriterBase &rewriter,
 void populateFP4ToGPUConversionPatterns(RewritePatternSet &patterns,
                                         FP4ToGPULoweringState &state,
                                         PatternBenefit benefit = 1);
+
+/// convert-fp4-to-gpu with its TableGen'd options and the chip / kernel
+/// options of `selection` (GPUConfigOptions.h), as fp4-pipeline-nvvm
+/// creates it.
+std::unique_ptr<Pass>
+createConvertFP4ToGPUPass(const ConvertFP4ToGPUOptions &options,
+                          const GPUSelectionOptions &selection);
 
 } // namespace fp4
 } // namespace mlir

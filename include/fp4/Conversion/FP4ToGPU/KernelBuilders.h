@@ -7,6 +7,8 @@
 //  * creates one gpu.func (with the `gpu.kernel` attribute) named `name` in
 //    `module`, whose arguments are the static-shape memrefs of KernelSpec
 //    (docs/ABI.md components, in op order, results last);
+//  * takes its tile parameters from the op's kernel configuration
+//    (#fp4.gpu_config, GPUConfigSelection.h), never from pass options;
 //  * returns the launch geometry, or failure with `reason` set (and no IR
 //    left behind) when it cannot handle the spec, so the conversion can try
 //    the next family or report the op;
@@ -18,6 +20,7 @@
 #ifndef FP4_CONVERSION_FP4TOGPU_KERNELBUILDERS_H
 #define FP4_CONVERSION_FP4TOGPU_KERNELBUILDERS_H
 
+#include "fp4/Conversion/FP4ToGPU/ChipDescription.h"
 #include "fp4/Dialect/FP4/IR/FP4Dialect.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
@@ -29,56 +32,8 @@
 
 namespace mlir::fp4 {
 
-/// The chip a kernel is generated for (the `chip` pass option).
-struct GPUTarget {
-  std::string chip = "sm_90";
-  /// Compute capability * 10 (90, 100, 120).
-  int64_t smVersion = 90;
-  /// Tensor cores with block-scaled FP4 MMA and FP4 conversion instructions
-  /// (sm_100a, sm_120a). sm_90 emulates FP4 on bf16 tensor cores.
-  bool hasNativeFP4 = false;
-  /// PTX ISA feature string for nvvm-attach-target (toolchain.md).
-  std::string ptxFeatures = "+ptx80";
-};
-
-/// Tile parameters, one set per kernel family; the pass options of
-/// convert-fp4-to-gpu and fp4-pipeline-nvvm mirror them.
-struct GPUKernelOptions {
-  /// Matmuls with M <= decodeMaxM use the decode (memory-bound) family.
-  int64_t decodeMaxM = 16;
-  /// Decode: warps per CTA; they split K (0: chosen from the shape).
-  int64_t decodeWarps = 0;
-  /// Decode: K elements each warp consumes per main-loop iteration and
-  /// weight row (a multiple of 128).
-  int64_t decodeKUnroll = 256;
-  /// Decode: weight rows per CTA, a multiple of 16; its 16-row groups go to
-  /// different warps that share the activations (0: from the shape).
-  int64_t decodeRowsPerCTA = 0;
-  /// Decode: CTAs splitting K, adding f32 partial sums into a scratch
-  /// buffer that a second kernel rounds into the result (0 and 1: no
-  /// split, which measured fastest on the H200; N > 1: N slices).
-  int64_t decodeSplitK = 0;
-  /// Decode: main-loop iterations whose weight words are loaded ahead
-  /// (software pipelining depth; 0: load and use in the same iteration).
-  int64_t decodePrefetch = 0;
-  /// Decode: register cap per thread (.maxnreg), so that more warps stay
-  /// in flight (0: none; ptxas may spill below its own choice).
-  int64_t decodeMaxRegisters = 0;
-  /// Prefill (mma.sync) tiles.
-  int64_t prefillTileM = 128;
-  int64_t prefillTileN = 128;
-  int64_t prefillTileK = 64;
-  int64_t prefillWarpsM = 2;
-  int64_t prefillWarpsN = 4;
-  int64_t prefillStages = 3;
-  /// Prefill: where weights (and W4A4 activations) become bf16: "shared"
-  /// (each K tile dequantized once per CTA into a swizzled bf16 tile read
-  /// with ldmatrix) or "registers" (every warp dequantizes its own mma B
-  /// fragments).
-  std::string prefillDequant = "shared";
-  /// Quantize/dequantize: threads per CTA.
-  int64_t elementwiseThreads = 256;
-};
+/// The chip a kernel is generated for: its row of the chip table.
+using GPUTarget = ChipDescription;
 
 /// A kernel argument as the host passes it: one dense row-major buffer.
 struct KernelArg {
@@ -163,44 +118,40 @@ gpu::GPUFuncOp createKernelShell(OpBuilder &builder, Location loc,
                                  ArrayRef<KernelArg> args,
                                  std::array<int64_t, 3> block);
 
-/// Memory-bound matmul for M <= options.decodeMaxM (DecodeMatmulKernel.cpp).
+/// Memory-bound matmul, family `decode` (DecodeMatmulKernel.cpp).
 FailureOr<KernelPlan>
 buildDecodeMatmulKernel(OpBuilder &builder, Location loc,
                         gpu::GPUModuleOp module, StringRef name,
                         const MatmulKernelSpec &spec, const GPUTarget &target,
-                        const GPUKernelOptions &options, std::string &reason);
+                        GPUConfigAttr config, std::string &reason);
 
 /// Tensor-core tiled matmul for large M (PrefillMatmulKernel.cpp).
 FailureOr<KernelPlan>
 buildPrefillMatmulKernel(OpBuilder &builder, Location loc,
                          gpu::GPUModuleOp module, StringRef name,
                          const MatmulKernelSpec &spec, const GPUTarget &target,
-                         const GPUKernelOptions &options, std::string &reason);
+                         GPUConfigAttr config, std::string &reason);
 
 /// Simple one-thread-per-output matmul for every shape and scheme the fast
 /// families decline (ReferenceMatmulKernel.cpp).
-FailureOr<KernelPlan>
-buildReferenceMatmulKernel(OpBuilder &builder, Location loc,
-                           gpu::GPUModuleOp module, StringRef name,
-                           const MatmulKernelSpec &spec,
-                           const GPUTarget &target,
-                           const GPUKernelOptions &options,
-                           std::string &reason);
+FailureOr<KernelPlan> buildReferenceMatmulKernel(
+    OpBuilder &builder, Location loc, gpu::GPUModuleOp module, StringRef name,
+    const MatmulKernelSpec &spec, const GPUTarget &target, GPUConfigAttr config,
+    std::string &reason);
 
 /// Activation quantizer, optionally fused with a rotation
 /// (QuantizeKernel.cpp). Bit-exact with the numerics reference.
 FailureOr<KernelPlan>
 buildQuantizeKernel(OpBuilder &builder, Location loc, gpu::GPUModuleOp module,
                     StringRef name, const QuantizeKernelSpec &spec,
-                    const GPUTarget &target, const GPUKernelOptions &options,
+                    const GPUTarget &target, GPUConfigAttr config,
                     std::string &reason);
 
 /// Dequantizer (DequantizeKernel.cpp).
 FailureOr<KernelPlan>
-buildDequantizeKernel(OpBuilder &builder, Location loc,
-                      gpu::GPUModuleOp module, StringRef name,
-                      const DequantizeKernelSpec &spec,
-                      const GPUTarget &target, const GPUKernelOptions &options,
+buildDequantizeKernel(OpBuilder &builder, Location loc, gpu::GPUModuleOp module,
+                      StringRef name, const DequantizeKernelSpec &spec,
+                      const GPUTarget &target, GPUConfigAttr config,
                       std::string &reason);
 
 } // namespace mlir::fp4

@@ -33,6 +33,8 @@ def FP4_Dialect : Dialect {
   }];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
+  // Checks the discardable `fp4.gpu_config` attribute (GPUConfigAttr.cpp).
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     void registerAttributes();
     void registerTypes();

@@ -1,0 +1,240 @@
+//===- GPUConfigOptions.h - the GPU kernel options, declared once -*- C++
+//-*-===//
+//
+// The options choosing the chip and overriding the kernel configuration
+// (#fp4.gpu_config) that the selection step picks. They are declared here
+// once and instantiated by every pass and pipeline that takes them
+// (convert-fp4-to-gpu, fp4-gpu-select-config, fp4-pipeline-nvvm):
+//
+//   struct MyPass : impl::MyPassBase<MyPass> {
+//     GPUConfigOptionSet<Option, Pass> gpuOptions{*this};
+//   };
+//   struct MyPipelineOptions : PassPipelineOptions<MyPipelineOptions> {
+//     GPUConfigOptionSet<PassOptions::Option, PassOptions> gpuOptions{*this};
+//   };
+//
+// An option that is not given leaves the selection's choice (the printed
+// defaults are #fp4.gpu_config's and the chip table's for sm_90); the
+// enum-valued ones (chip, prefill-dequant) are llvm::cl enums, so a bad
+// value fails at option parsing with the list of valid ones.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP4_CONVERSION_FP4TOGPU_GPUCONFIGOPTIONS_H
+#define FP4_CONVERSION_FP4TOGPU_GPUCONFIGOPTIONS_H
+
+#include "fp4/Conversion/FP4ToGPU/ChipDescription.h"
+#include "fp4/Dialect/FP4/IR/FP4Dialect.h"
+#include "fp4/Dialect/FP4/IR/GPUConfig.h"
+#include "mlir/Pass/PassOptions.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <optional>
+
+namespace mlir::fp4 {
+
+/// Explicit kernel choices, each overriding the selection where set.
+struct GPUConfigOverrides {
+  std::optional<int64_t> decodeMaxM;
+  std::optional<int64_t> decodeWarps, decodeKUnroll, decodeRowsPerCTA,
+      decodeSplitK, decodePrefetch, decodeMaxRegisters;
+  std::optional<int64_t> prefillTileM, prefillTileN, prefillTileK,
+      prefillWarpsM, prefillWarpsN, prefillStages;
+  std::optional<GPUPrefillDequant> prefillDequant;
+  std::optional<int64_t> elementwiseThreads;
+};
+
+/// Everything the options of GPUConfigOptionSet carry.
+struct GPUSelectionOptions {
+  GPUChip chip = GPUChip::SM90;
+  bool nativeFP4 = false;
+  GPUConfigOverrides overrides;
+
+  const ChipDescription &getChip() const { return getChipDescription(chip); }
+};
+
+/// A pass-option parser for an enum whose literal values are added by the
+/// option: an unknown value is reported with the list of valid ones.
+/// (Pass options print the value with its operator<<.)
+template <typename EnumT>
+struct EnumOptionParser : public llvm::cl::parser<EnumT> {
+  using llvm::cl::parser<EnumT>::parser;
+
+  bool parse(llvm::cl::Option &option, StringRef, StringRef arg, EnumT &value) {
+    for (const auto &literal : this->Values)
+      if (literal.Name == arg) {
+        value = literal.V.getValue();
+        return false;
+      }
+    return option.error(
+        "'" + arg + "' is not a valid value; valid: " +
+        llvm::join(
+            llvm::map_range(this->Values, [](const auto &v) { return v.Name; }),
+            ", "));
+  }
+};
+
+/// The values of a `chip` option: every row of the chip table.
+struct ChipOptionValues {
+  template <typename OptionT> void apply(OptionT &option) const {
+    for (const ChipDescription &chip : getChipDescriptions())
+      option.getParser().addLiteralOption(chip.chip, chip.kind, chip.summary);
+  }
+};
+
+/// The options, for an owner `OwnerT` (a Pass or a PassOptions) whose option
+/// template is `OptionT`.
+template <template <typename, typename> class OptionT, typename OwnerT>
+struct GPUConfigOptionSet {
+  template <typename T>
+  using Opt = OptionT<T, mlir::detail::PassOptions::OptionParser<T>>;
+  template <typename T> using EnumOpt = OptionT<T, EnumOptionParser<T>>;
+
+  explicit GPUConfigOptionSet(OwnerT &owner)
+      : chip(owner, "chip",
+             llvm::cl::desc("Target chip (the chip description: what it "
+                            "runs natively, its limits, its NVVM target)"),
+             llvm::cl::init(GPUChip::SM90), ChipOptionValues()),
+        nativeFP4(owner, "native-fp4",
+                  llvm::cl::desc("Use native FP4 conversion / block-scaled "
+                                 "MMA instructions (chips with native FP4 "
+                                 "only)"),
+                  llvm::cl::init(false)),
+        decodeMaxM(owner, "decode-max-m",
+                   llvm::cl::desc("Largest M (0..64) of the decode "
+                                  "(memory-bound) matmul family; default: "
+                                  "the chip description's"),
+                   llvm::cl::init<int64_t>(16)),
+        decodeWarps(owner, "decode-warps",
+                    llvm::cl::desc("Decode: warps per CTA splitting K "
+                                   "(0: from the shape; 1..16)"),
+                    llvm::cl::init<int64_t>(GPUConfigDefaults::warps)),
+        decodeKUnroll(owner, "decode-k-unroll",
+                      llvm::cl::desc("Decode: K elements per warp and "
+                                     "main-loop iteration (multiple of 128, "
+                                     "at most 1024; default 256)"),
+                      llvm::cl::init<int64_t>(GPUConfigDefaults::kUnroll)),
+        decodeRowsPerCTA(
+            owner, "decode-rows-per-cta",
+            llvm::cl::desc("Decode: weight rows per CTA, 16-row groups on "
+                           "different warps sharing the activations (0: "
+                           "from the shape; multiple of 16)"),
+            llvm::cl::init<int64_t>(GPUConfigDefaults::rowsPerCta)),
+        decodeSplitK(owner, "decode-split-k",
+                     llvm::cl::desc("Decode: CTAs splitting K with f32 "
+                                    "partial sums in a scratch buffer and a "
+                                    "rounding kernel (0 = 1: none, which "
+                                    "measured fastest on the H200)"),
+                     llvm::cl::init<int64_t>(GPUConfigDefaults::splitK)),
+        decodePrefetch(owner, "decode-prefetch",
+                       llvm::cl::desc("Decode: main-loop iterations whose "
+                                      "weight words are loaded ahead (0: "
+                                      "none; 1..2)"),
+                       llvm::cl::init<int64_t>(GPUConfigDefaults::prefetch)),
+        decodeMaxRegisters(
+            owner, "decode-max-registers",
+            llvm::cl::desc("Decode: registers per thread cap "
+                           "(.maxnreg; 0: none; else "
+                           "32..255)"),
+            llvm::cl::init<int64_t>(GPUConfigDefaults::maxRegisters)),
+        prefillTileM(owner, "prefill-tile-m",
+                     llvm::cl::desc("Prefill: CTA tile rows (M), multiple of "
+                                    "16 (default 128)"),
+                     llvm::cl::init<int64_t>(GPUConfigDefaults::tileM)),
+        prefillTileN(owner, "prefill-tile-n",
+                     llvm::cl::desc("Prefill: CTA tile columns (N), multiple "
+                                    "of 8 (default 128)"),
+                     llvm::cl::init<int64_t>(GPUConfigDefaults::tileN)),
+        prefillTileK(owner, "prefill-tile-k",
+                     llvm::cl::desc("Prefill: K per pipeline stage, multiple "
+                                    "of 32 (default 64)"),
+                     llvm::cl::init<int64_t>(GPUConfigDefaults::tileK)),
+        prefillWarpsM(owner, "prefill-warps-m",
+                      llvm::cl::desc("Prefill: warps along M (default 2)"),
+                      llvm::cl::init<int64_t>(GPUConfigDefaults::warpsM)),
+        prefillWarpsN(owner, "prefill-warps-n",
+                      llvm::cl::desc("Prefill: warps along N (default 4)"),
+                      llvm::cl::init<int64_t>(GPUConfigDefaults::warpsN)),
+        prefillStages(owner, "prefill-stages",
+                      llvm::cl::desc("Prefill: shared-memory pipeline depth "
+                                     "(2..6, default 3)"),
+                      llvm::cl::init<int64_t>(GPUConfigDefaults::stages)),
+        prefillDequant(
+            owner, "prefill-dequant",
+            llvm::cl::desc("Prefill: where codes become bf16 (default "
+                           "shared)"),
+            llvm::cl::init(GPUPrefillDequant::Shared),
+            llvm::cl::values(
+                clEnumValN(GPUPrefillDequant::Shared, "shared",
+                           "once per CTA into swizzled bf16 tiles read by "
+                           "ldmatrix"),
+                clEnumValN(GPUPrefillDequant::Registers, "registers",
+                           "per warp, into mma fragments"))),
+        elementwiseThreads(
+            owner, "elementwise-threads",
+            llvm::cl::desc("Quantize/dequantize: threads per "
+                           "CTA (multiple of 32, <= 1024; "
+                           "default 256)"),
+            llvm::cl::init<int64_t>(GPUConfigDefaults::threads)) {}
+
+  /// The options' values; the tile options given become overrides of the
+  /// selection.
+  GPUSelectionOptions getSelection() const {
+    GPUSelectionOptions selection;
+    selection.chip = chip;
+    selection.nativeFP4 = nativeFP4;
+    forEachOverride(*this, selection.overrides,
+                    [](const auto &option, auto &field) {
+                      if (option.hasValue())
+                        field = option.getValue();
+                    });
+    return selection;
+  }
+
+  /// Sets the options from `selection` (e.g. a pipeline's options): the
+  /// chip, native-fp4 and the overrides that are set.
+  void setSelection(const GPUSelectionOptions &selection) {
+    chip = selection.chip;
+    nativeFP4 = selection.nativeFP4;
+    forEachOverride(*this, selection.overrides,
+                    [](auto &option, const auto &field) {
+                      if (field)
+                        option = *field;
+                    });
+  }
+
+  /// Calls `fn(option, field)` for every tile option and its field of
+  /// GPUConfigOverrides (const or not on either side).
+  template <typename SetT, typename OverridesT, typename FnT>
+  static void forEachOverride(SetT &set, OverridesT &o, FnT fn) {
+    fn(set.decodeMaxM, o.decodeMaxM);
+    fn(set.decodeWarps, o.decodeWarps);
+    fn(set.decodeKUnroll, o.decodeKUnroll);
+    fn(set.decodeRowsPerCTA, o.decodeRowsPerCTA);
+    fn(set.decodeSplitK, o.decodeSplitK);
+    fn(set.decodePrefetch, o.decodePrefetch);
+    fn(set.decodeMaxRegisters, o.decodeMaxRegisters);
+    fn(set.prefillTileM, o.prefillTileM);
+    fn(set.prefillTileN, o.prefillTileN);
+    fn(set.prefillTileK, o.prefillTileK);
+    fn(set.prefillWarpsM, o.prefillWarpsM);
+    fn(set.prefillWarpsN, o.prefillWarpsN);
+    fn(set.prefillStages, o.prefillStages);
+    fn(set.prefillDequant, o.prefillDequant);
+    fn(set.elementwiseThreads, o.elementwiseThreads);
+  }
+
+  EnumOpt<GPUChip> chip;
+  Opt<bool> nativeFP4;
+  Opt<int64_t> decodeMaxM;
+  Opt<int64_t> decodeWarps, decodeKUnroll, decodeRowsPerCTA, decodeSplitK,
+      decodePrefetch, decodeMaxRegisters;
+  Opt<int64_t> prefillTileM, prefillTileN, prefillTileK, prefillWarpsM,
+      prefillWarpsN, prefillStages;
+  EnumOpt<GPUPrefillDequant> prefillDequant;
+  Opt<int64_t> elementwiseThreads;
+};
+
+} // namespace mlir::fp4
+
+#endif // FP4_CONVERSION_FP4TOGPU_GPUCONFIGOPTIONS_H

@@ -1,0 +1,69 @@
+//===- GPUConfigSelection.h - choosing #fp4.gpu_config per op ---*- C++ -*-===//
+//
+// The selection step of the GPU lowering: for each fp4.matmul, fp4.quantize
+// and fp4.dequantize a kernel configuration (#fp4.gpu_config) from the chip
+// description and the op's shape, with explicit option values overriding
+// the chip's defaults. A config already on the op (`fp4.gpu_config`, set by
+// a user, a search or fp4-gpu-select-config) is honoured as it is. The
+// kernel builders read only the config.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP4_CONVERSION_FP4TOGPU_GPUCONFIGSELECTION_H
+#define FP4_CONVERSION_FP4TOGPU_GPUCONFIGSELECTION_H
+
+#include "fp4/Conversion/FP4ToGPU/ChipDescription.h"
+#include "fp4/Conversion/FP4ToGPU/GPUConfigOptions.h"
+#include "fp4/Dialect/FP4/IR/FP4Dialect.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Operation.h"
+
+namespace mlir::fp4 {
+
+/// Checks every set override against the ranges of #fp4.gpu_config (one
+/// error "<pass>: option <name>=<value> is out of range (...)").
+LogicalResult
+verifyGPUConfigOverrides(function_ref<InFlightDiagnostic()> emitError,
+                         StringRef passName,
+                         const GPUConfigOverrides &overrides);
+
+/// Checks `config` against the limits of `chip` (threads per block,
+/// registers per thread and per SM).
+LogicalResult
+verifyGPUConfigForChip(function_ref<InFlightDiagnostic()> emitError,
+                       GPUConfigAttr config, const ChipDescription &chip);
+
+/// The largest M of the decode matmul family: the override, else the
+/// chip's.
+int64_t getDecodeMaxM(const ChipDescription &chip,
+                      const GPUConfigOverrides &overrides);
+
+/// The configuration `chip` and `overrides` choose for `op`: fp4.matmul with
+/// static rank-2 operands gets the decode family for M <= getDecodeMaxM,
+/// else prefill; fp4.quantize / fp4.dequantize the elementwise family.
+/// Null for other ops and for matmuls whose M is not static. The overrides
+/// must have passed verifyGPUConfigOverrides.
+GPUConfigAttr selectGPUConfig(Operation *op, const ChipDescription &chip,
+                              const GPUConfigOverrides &overrides);
+
+/// The configuration of `family` with the overrides that belong to it
+/// applied to the family's defaults: for kernels a lowering builds without
+/// an op of their own (the products of a fused correction chain).
+GPUConfigAttr selectGPUConfigForFamily(MLIRContext *ctx,
+                                       GPUKernelFamily family,
+                                       const GPUConfigOverrides &overrides);
+
+/// The op's own `fp4.gpu_config` when it has one, else selectGPUConfig.
+GPUConfigAttr getOrSelectGPUConfig(Operation *op, const ChipDescription &chip,
+                                   const GPUConfigOverrides &overrides);
+
+/// What a pass checks before selecting: `selection` (a bad override, an
+/// unimplemented native path or options beyond the chip's limits: one
+/// error on `root` naming `passName`) and the `fp4.gpu_config` of every op
+/// under `root` against the chip's limits (an error on each such op).
+LogicalResult verifyGPUSelection(Operation *root, StringRef passName,
+                                 const GPUSelectionOptions &selection);
+
+} // namespace mlir::fp4
+
+#endif // FP4_CONVERSION_FP4TOGPU_GPUCONFIGSELECTION_H

@@ -1,0 +1,77 @@
+//===- ChipDescription.cpp - the table of supported GPUs ------------------===//
+//
+// Facts from the CUDA C Programming Guide (compute capabilities table) and
+// the PTX ISA (instruction availability per target); the PTX versions are
+// LLVM 22's minimum for each chip (toolchain.md). The bf16 mma.sync every
+// kernel uses needs sm_80, so nothing older is listed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp4/Conversion/FP4ToGPU/ChipDescription.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <string>
+
+using namespace mlir;
+using namespace mlir::fp4;
+
+namespace {
+
+constexpr int64_t kKiB = 1024;
+
+// clang-format off
+const ChipDescription kChips[] = {
+  // kind, chip, sm, ptx, nativeFP4, fp8 mma, wgmma, tcgen05, tma, mma.sp,
+  // warp group, smem per block, regs per SM, regs per thread, threads per
+  // block, warp size, native FP4 implemented, decode max M, summary
+  {GPUChip::SM80, "sm_80", 80, "+ptx70", false, false, false, false, false,
+   true, 0, 163 * kKiB, 65536, 255, 1024, 32, false, 16,
+   "Ampere A100: bf16 mma.sync, FP4 emulated"},
+  {GPUChip::SM86, "sm_86", 86, "+ptx71", false, false, false, false, false,
+   true, 0, 99 * kKiB, 65536, 255, 1024, 32, false, 16,
+   "Ampere GA10x: bf16 mma.sync, FP4 emulated"},
+  {GPUChip::SM89, "sm_89", 89, "+ptx78", false, true, false, false, false,
+   true, 0, 99 * kKiB, 65536, 255, 1024, 32, false, 16,
+   "Ada: FP8 mma.sync, FP4 emulated"},
+  {GPUChip::SM90, "sm_90", 90, "+ptx80", false, true, false, false, true,
+   true, 128, 227 * kKiB, 65536, 255, 1024, 32, false, 16,
+   "Hopper H100/H200 (default): TMA, FP4 emulated on bf16 mma.sync"},
+  {GPUChip::SM90a, "sm_90a", 90, "+ptx80", false, true, true, false, true,
+   true, 128, 227 * kKiB, 65536, 255, 1024, 32, false, 16,
+   "Hopper with the sm_90a features: wgmma, TMA, FP4 emulated"},
+  {GPUChip::SM100a, "sm_100a", 100, "+ptx86", true, true, false, true, true,
+   true, 128, 227 * kKiB, 65536, 255, 1024, 32, false, 16,
+   "Blackwell B200: tcgen05 block-scaled FP4 MMA (native kernels not yet "
+   "generated)"},
+  {GPUChip::SM120a, "sm_120a", 120, "+ptx87", true, true, false, false, true,
+   true, 0, 99 * kKiB, 65536, 255, 1024, 32, false, 16,
+   "Blackwell RTX: block-scaled FP4 mma.sync (native kernels not yet "
+   "generated)"},
+};
+// clang-format on
+
+} // namespace
+
+ArrayRef<ChipDescription> mlir::fp4::getChipDescriptions() { return kChips; }
+
+const ChipDescription &mlir::fp4::getChipDescription(GPUChip chip) {
+  const ChipDescription &description = kChips[static_cast<unsigned>(chip)];
+  assert(description.kind == chip && "chip table out of GPUChip order");
+  return description;
+}
+
+const ChipDescription *mlir::fp4::lookupChipDescription(StringRef chip) {
+  for (const ChipDescription &description : kChips)
+    if (description.chip == chip)
+      return &description;
+  return nullptr;
+}
+
+std::string mlir::fp4::getSupportedChipList() {
+  return llvm::join(llvm::map_range(kChips,
+                                    [](const ChipDescription &description) {
+                                      return description.chip;
+                                    }),
+                    ", ");
+}

@@ -1,0 +1,232 @@
+//===- GPUConfigSelection.cpp - choosing #fp4.gpu_config per op -----------===//
+//
+// The chip's defaults are the attribute's own (measured on the H200, where
+// every chip of the table shares them so far) plus the chip's decode/prefill
+// boundary; a chip that needs other tiles sets them here, from its
+// description, without touching a kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp4/Conversion/FP4ToGPU/GPUConfigSelection.h"
+
+#include "fp4/Dialect/FP4/IR/FP4Ops.h"
+#include "fp4/Dialect/FP4/IR/GPUConfig.h"
+
+using namespace mlir;
+using namespace mlir::fp4;
+
+namespace {
+
+/// Largest decode-max-m: the decode kernel takes up to 16 rows, a larger
+/// boundary sends 17..64 to the reference kernel (a tuning knob).
+constexpr int64_t kMaxDecodeMaxM = 64;
+
+struct OverrideKey {
+  StringLiteral option;
+  StringLiteral parameter;
+  std::optional<int64_t> GPUConfigOverrides::*field;
+};
+
+const OverrideKey kOverrideKeys[] = {
+    {"decode-warps", "warps", &GPUConfigOverrides::decodeWarps},
+    {"decode-k-unroll", "k_unroll", &GPUConfigOverrides::decodeKUnroll},
+    {"decode-rows-per-cta", "rows_per_cta",
+     &GPUConfigOverrides::decodeRowsPerCTA},
+    {"decode-split-k", "split_k", &GPUConfigOverrides::decodeSplitK},
+    {"decode-prefetch", "prefetch", &GPUConfigOverrides::decodePrefetch},
+    {"decode-max-registers", "max_registers",
+     &GPUConfigOverrides::decodeMaxRegisters},
+    {"prefill-tile-m", "tile_m", &GPUConfigOverrides::prefillTileM},
+    {"prefill-tile-n", "tile_n", &GPUConfigOverrides::prefillTileN},
+    {"prefill-tile-k", "tile_k", &GPUConfigOverrides::prefillTileK},
+    {"prefill-warps-m", "warps_m", &GPUConfigOverrides::prefillWarpsM},
+    {"prefill-warps-n", "warps_n", &GPUConfigOverrides::prefillWarpsN},
+    {"prefill-stages", "stages", &GPUConfigOverrides::prefillStages},
+    {"elementwise-threads", "threads", &GPUConfigOverrides::elementwiseThreads},
+};
+
+/// A config with the overrides of `family` applied to the defaults.
+GPUConfigAttr makeConfig(MLIRContext *ctx, GPUKernelFamily family,
+                         const GPUConfigOverrides &o) {
+  GPUConfigAttr defaults = getDefaultGPUConfig(ctx, family);
+  auto pick = [&](const std::optional<int64_t> &value, int64_t fallback,
+                  GPUKernelFamily owner) {
+    return value && owner == family ? *value : fallback;
+  };
+  using F = GPUKernelFamily;
+  return GPUConfigAttr::get(
+      ctx, family, pick(o.decodeWarps, defaults.getWarps(), F::Decode),
+      pick(o.decodeKUnroll, defaults.getKUnroll(), F::Decode),
+      pick(o.decodeRowsPerCTA, defaults.getRowsPerCta(), F::Decode),
+      pick(o.decodeSplitK, defaults.getSplitK(), F::Decode),
+      pick(o.decodePrefetch, defaults.getPrefetch(), F::Decode),
+      pick(o.decodeMaxRegisters, defaults.getMaxRegisters(), F::Decode),
+      pick(o.prefillTileM, defaults.getTileM(), F::Prefill),
+      pick(o.prefillTileN, defaults.getTileN(), F::Prefill),
+      pick(o.prefillTileK, defaults.getTileK(), F::Prefill),
+      pick(o.prefillWarpsM, defaults.getWarpsM(), F::Prefill),
+      pick(o.prefillWarpsN, defaults.getWarpsN(), F::Prefill),
+      pick(o.prefillStages, defaults.getStages(), F::Prefill),
+      o.prefillDequant && family == F::Prefill ? *o.prefillDequant
+                                               : defaults.getDequant(),
+      pick(o.elementwiseThreads, defaults.getThreads(), F::Elementwise));
+}
+
+} // namespace
+
+LogicalResult mlir::fp4::verifyGPUConfigOverrides(
+    function_ref<InFlightDiagnostic()> emitError, StringRef passName,
+    const GPUConfigOverrides &overrides) {
+  if (overrides.decodeMaxM &&
+      (*overrides.decodeMaxM < 0 || *overrides.decodeMaxM > kMaxDecodeMaxM))
+    return emitError() << passName
+                       << ": option decode-max-m=" << *overrides.decodeMaxM
+                       << " is out of range (0.." << kMaxDecodeMaxM << ")";
+  for (const OverrideKey &key : kOverrideKeys) {
+    const std::optional<int64_t> &value = overrides.*key.field;
+    if (value && failed(GPUConfigAttr::checkParameter(
+                     emitError, key.parameter, *value,
+                     (passName + ": option " + key.option).str())))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult
+mlir::fp4::verifyGPUConfigForChip(function_ref<InFlightDiagnostic()> emitError,
+                                  GPUConfigAttr config,
+                                  const ChipDescription &chip) {
+  int64_t threads = 0;
+  switch (config.getFamily()) {
+  case GPUKernelFamily::Decode:
+    threads = config.getWarps() * chip.warpSize;
+    break;
+  case GPUKernelFamily::Prefill:
+    threads = config.getWarpsM() * config.getWarpsN() * chip.warpSize;
+    break;
+  case GPUKernelFamily::Elementwise:
+    threads = config.getThreads();
+    break;
+  case GPUKernelFamily::Reference:
+    break;
+  }
+  if (threads > chip.maxThreadsPerBlock)
+    return emitError() << "gpu_config " << config << " needs " << threads
+                       << " threads per block; " << chip.chip << " has at most "
+                       << chip.maxThreadsPerBlock;
+  if (int64_t cap = config.getMaxRegisters()) {
+    if (cap > chip.maxRegistersPerThread)
+      return emitError() << "gpu_config " << config
+                         << ": max_registers = " << cap << " exceeds "
+                         << chip.chip << "'s " << chip.maxRegistersPerThread
+                         << " registers per thread";
+    if (threads * cap > chip.registersPerSM)
+      return emitError() << "gpu_config " << config << ": " << threads
+                         << " threads x " << cap << " registers exceed "
+                         << chip.chip << "'s register file of "
+                         << chip.registersPerSM << " per SM";
+  }
+  return success();
+}
+
+int64_t mlir::fp4::getDecodeMaxM(const ChipDescription &chip,
+                                 const GPUConfigOverrides &overrides) {
+  return overrides.decodeMaxM.value_or(chip.decodeMaxM);
+}
+
+GPUConfigAttr mlir::fp4::selectGPUConfig(Operation *op,
+                                         const ChipDescription &chip,
+                                         const GPUConfigOverrides &overrides) {
+  MLIRContext *ctx = op->getContext();
+  if (auto matmul = dyn_cast<MatmulOp>(op)) {
+    auto lhs = dyn_cast<ShapedType>(matmul.getLhs().getType());
+    if (!lhs || !lhs.hasRank() || lhs.getRank() != 2 || lhs.isDynamicDim(0))
+      return {};
+    GPUKernelFamily family = lhs.getDimSize(0) <= getDecodeMaxM(chip, overrides)
+                                 ? GPUKernelFamily::Decode
+                                 : GPUKernelFamily::Prefill;
+    return makeConfig(ctx, family, overrides);
+  }
+  if (isa<QuantizeOp, DequantizeOp>(op))
+    return makeConfig(ctx, GPUKernelFamily::Elementwise, overrides);
+  return {};
+}
+
+GPUConfigAttr
+mlir::fp4::selectGPUConfigForFamily(MLIRContext *ctx, GPUKernelFamily family,
+                                    const GPUConfigOverrides &overrides) {
+  return makeConfig(ctx, family, overrides);
+}
+
+GPUConfigAttr
+mlir::fp4::getOrSelectGPUConfig(Operation *op, const ChipDescription &chip,
+                                const GPUConfigOverrides &overrides) {
+  if (auto own = op->getAttrOfType<GPUConfigAttr>(GPUConfigAttr::kAttrName))
+    return own;
+  return selectGPUConfig(op, chip, overrides);
+}
+
+namespace {
+
+/// The options part of verifyGPUSelection.
+LogicalResult verifyOptions(Operation *anchor, StringRef passName,
+                            const ChipDescription &chip, bool nativeFP4,
+                            const GPUConfigOverrides &overrides) {
+  auto emitError = [&] { return anchor->emitError(); };
+  if (nativeFP4 && !chip.hasNativeFP4)
+    return emitError() << passName << ": native-fp4 requested for " << chip.chip
+                       << ", which has no FP4 conversion or block-scaled MMA "
+                          "instructions (they need sm_100a or sm_120a); use "
+                          "native-fp4=false for the bf16 emulation";
+  if (nativeFP4 && !chip.nativeFP4Implemented)
+    return emitError() << passName << ": native-fp4 kernels for " << chip.chip
+                       << " are not available in this version (not "
+                          "implemented for chip "
+                       << chip.chip
+                       << ": block-scaled FP4 MMA); use native-fp4=false "
+                          "(bf16 tensor-core emulation, bit-identical "
+                          "results)";
+  if (failed(verifyGPUConfigOverrides(emitError, passName, overrides)))
+    return failure();
+  // The configs the overrides produce must fit the chip.
+  MLIRContext *ctx = anchor->getContext();
+  for (GPUKernelFamily family :
+       {GPUKernelFamily::Decode, GPUKernelFamily::Prefill,
+        GPUKernelFamily::Elementwise}) {
+    GPUConfigAttr config = makeConfig(ctx, family, overrides);
+    if (failed(verifyGPUConfigForChip(
+            [&] {
+              InFlightDiagnostic diag = emitError();
+              diag << passName << ": the options give ";
+              return diag;
+            },
+            config, chip)))
+      return failure();
+  }
+  return success();
+}
+
+/// The attached-configs part of verifyGPUSelection.
+LogicalResult verifyAttachedConfigs(Operation *root,
+                                    const ChipDescription &chip) {
+  bool ok = true;
+  root->walk([&](Operation *op) {
+    if (auto config =
+            op->getAttrOfType<GPUConfigAttr>(GPUConfigAttr::kAttrName))
+      ok &= succeeded(verifyGPUConfigForChip([&] { return op->emitOpError(); },
+                                             config, chip));
+  });
+  return success(ok);
+}
+
+} // namespace
+
+LogicalResult
+mlir::fp4::verifyGPUSelection(Operation *root, StringRef passName,
+                              const GPUSelectionOptions &selection) {
+  const ChipDescription &chip = selection.getChip();
+  if (failed(verifyOptions(root, passName, chip, selection.nativeFP4,
+                           selection.overrides)))
+    return failure();
+  return verifyAttachedConfigs(root, chip);
+}
