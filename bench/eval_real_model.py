@@ -52,6 +52,16 @@ ASYNC_RUNTIME = "/usr/lib/llvm-22/lib/libmlir_async_runtime.so"
 LOWERINGS = {"fast": "fp4-pipeline-cpu{fast=true c-wrappers=true}",
              "default": "fp4-pipeline-cpu{c-wrappers=true}"}
 
+# Every ExecutionEngine stays alive until the process exits. Destroying one
+# runs libmlir_async_runtime's __mlir_execution_engine_destroy, which resets
+# the process-wide default runtime (a function-local static unique_ptr,
+# created once and never again); the library stays loaded for the next
+# engine, whose first parallel loop then calls a method through the null
+# runtime: "segfault at 8 ... in libmlir_async_runtime.so.22.1" in the
+# kernel log, on the second recipe's first call (the `fast` crash with
+# several engines in one process).
+_ENGINES = []
+
 # (sentence a, sentence b, similarity 0-5): graded by hand.
 PAIRS = [
     ("A man is playing a guitar.", "A man plays an acoustic guitar.", 4.8),
@@ -183,6 +193,7 @@ def compile_and_run(ir, text, name, passes, batches, repeats, lowering,
     engine = ir.ExecutionEngine(module, opt_level=opt_level,
                                 shared_libs=[ASYNC_RUNTIME])
     rec["jit_s"] = time.perf_counter() - t
+    _ENGINES.append(engine)
     result = (ir.MemRef(np.float32, 3),)
 
     def run(ids, mask):
