@@ -49,7 +49,18 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 SEQ = 32
 BATCH = 8
 ASYNC_RUNTIME = "/usr/lib/llvm-22/lib/libmlir_async_runtime.so"
-LOWERING = "fp4-pipeline-cpu{fast=true c-wrappers=true}"
+LOWERINGS = {"fast": "fp4-pipeline-cpu{fast=true c-wrappers=true}",
+             "default": "fp4-pipeline-cpu{c-wrappers=true}"}
+
+# Every ExecutionEngine stays alive until the process exits. Destroying one
+# runs libmlir_async_runtime's __mlir_execution_engine_destroy, which resets
+# the process-wide default runtime (a function-local static unique_ptr,
+# created once and never again); the library stays loaded for the next
+# engine, whose first parallel loop then calls a method through the null
+# runtime: "segfault at 8 ... in libmlir_async_runtime.so.22.1" in the
+# kernel log, on the second recipe's first call (the `fast` crash with
+# several engines in one process).
+_ENGINES = []
 
 # (sentence a, sentence b, similarity 0-5): graded by hand.
 PAIRS = [
@@ -163,23 +174,26 @@ def variants(args):
     return out
 
 
-def compile_and_run(ir, text, name, passes, batches, repeats):
+def compile_and_run(ir, text, name, passes, batches, repeats, lowering,
+                    opt_level):
     """Quantize (passes, or none), lower, JIT; run every batch. Returns the
     outputs and the times."""
     import numpy as np
-    rec = {"name": name, "passes": passes}
+    rec = {"name": name, "passes": passes, "lowering": lowering,
+           "opt_level": opt_level}
     ctx = ir.Context()
     t = time.perf_counter()
     module = ctx.parse_module(text)
     rec["parse_s"] = time.perf_counter() - t
-    pipeline = (passes + "," if passes else "") + LOWERING
+    pipeline = (passes + "," if passes else "") + lowering
     t = time.perf_counter()
     ir.PassManager.parse(f"builtin.module({pipeline})", ctx).run(module)
     rec["lower_s"] = time.perf_counter() - t
     t = time.perf_counter()
-    engine = ir.ExecutionEngine(module, opt_level=3,
+    engine = ir.ExecutionEngine(module, opt_level=opt_level,
                                 shared_libs=[ASYNC_RUNTIME])
     rec["jit_s"] = time.perf_counter() - t
+    _ENGINES.append(engine)
     result = (ir.MemRef(np.float32, 3),)
 
     def run(ids, mask):
@@ -258,7 +272,8 @@ def plot(results, path):
     a2.set_xticks(range(len(all_rows)), [r["name"] for r in all_rows],
                   rotation=45, ha="right")
     a2.set_ylabel("forward time / torch eager")
-    a2.set_title("CPU forward (fp4-pipeline-cpu fast)")
+    a2.set_title(f"CPU forward ({all_rows[0].get('lowering', 'fp4-pipeline-cpu')})",
+                 fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
@@ -273,12 +288,27 @@ def main():
                    help="use scheme/operands variants, not recipes")
     p.add_argument("--only", nargs="*", help="run only these recipe names")
     p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--plot", metavar="JSON", help="only draw the plot")
+    p.add_argument("--reuse-export", action="store_true",
+                   help="read OUT/minilm_l6.mlir when it exists instead of "
+                        "exporting again")
+    p.add_argument("--lowering", choices=sorted(LOWERINGS), default="fast",
+                   help="fp4-pipeline-cpu with fast=true (default) or not")
+    p.add_argument("--opt-level", type=int, default=2,
+                   help="ExecutionEngine optimization level (IR and codegen)")
+    p.add_argument("--plot", metavar="JSON",
+                   help="only write the table (.md) and draw the plot (.png) "
+                        "of a saved JSON, e.g. of a run stopped early")
     args = p.parse_args()
     if args.plot:
         with open(args.plot) as f:
             results = json.load(f)
-        plot(results, os.path.splitext(args.plot)[0] + ".png")
+        stem = os.path.splitext(args.plot)[0]
+        with open(stem + ".md", "w") as f:
+            f.write(table(results) + "\n")
+        try:
+            plot(results, stem + ".png")
+        except ImportError:
+            print("no matplotlib: table only", file=sys.stderr)
         return
     os.makedirs(args.out, exist_ok=True)
     build = os.environ.get("FP4_BUILD_DIR", os.path.join(ROOT, "build"))
@@ -298,7 +328,11 @@ def main():
     model, batches, params = load_model()
     mlir_path = os.path.join(args.out, "minilm_l6.mlir")
     t = time.perf_counter()
-    text = fp4.torch.export(model, batches[0], path=mlir_path)
+    if args.reuse_export and os.path.exists(mlir_path):
+        with open(mlir_path) as f:
+            text = f.read()
+    else:
+        text = fp4.torch.export(model, batches[0], path=mlir_path)
     export_s = time.perf_counter() - t
     print(f"exported {params} parameters in {export_s:.1f} s -> {mlir_path}",
           file=sys.stderr)
@@ -320,7 +354,8 @@ def main():
     for name, passes in runs:
         print(f"== {name}", file=sys.stderr)
         outs, rec = compile_and_run(ir, text, name, passes, batches,
-                                    args.repeats)
+                                    args.repeats, LOWERINGS[args.lowering],
+                                    args.opt_level)
         if base is None:
             base = outs
             rec["max_abs_vs_torch"] = float(max(
@@ -341,7 +376,11 @@ def main():
         rec["load_after"] = os.getloadavg()
         results["rows"].append(rec)
         print({k: v for k, v in rec.items() if k != "forward_all_s"},
-              file=sys.stderr)
+              file=sys.stderr, flush=True)
+        # Rows are written as they finish: a long run stopped early keeps
+        # what it measured.
+        with open(os.path.join(args.out, "real_model.json"), "w") as f:
+            json.dump(results, f, indent=1)
     json_path = os.path.join(args.out, "real_model.json")
     with open(json_path, "w") as f:
         json.dump(results, f, indent=1)
