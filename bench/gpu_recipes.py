@@ -123,7 +123,10 @@ def split_top(text):
     return out
 
 
-OP_LINE = re.compile(r'^\s*(?:(%[\w#:]+) = )?"([\w.]+)"\((.*?)\)\s*(<\{.*\}>)?\s*:\s*\((.*)\)\s*->\s*(.*)$')
+# Generic form: results, name, operands, properties, then an optional
+# discardable-attribute dictionary (e.g. fp4.intra_block_rotation of the
+# two-level mode), then the function type.
+OP_LINE = re.compile(r'^\s*(?:(%[\w#:]+) = )?"([\w.]+)"\((.*?)\)\s*(<\{.*\}>)?\s*(?:\{.*\})?\s*:\s*\((.*)\)\s*->\s*(.*)$')
 
 
 def instrument(generic):
@@ -252,6 +255,9 @@ def build(case, out, fp4_opt, fp4_run):
                          "\n".join(host) + r.stderr)
     generic = run([fp4_opt, transformed, "--mlir-print-op-generic"]).stdout
     text, terms, tys = instrument(generic)
+    if not terms:
+        raise SystemExit(f"{case['name']}: no fp4.matmul / fp4.correction_matmul "
+                         "term found in the transformed program")
     generic_debug = os.path.join(out, "recipe.generic.mlir")
     open(generic_debug, "w").write(text)
     debug = os.path.join(out, "recipe.mlir")
