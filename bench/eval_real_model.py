@@ -48,8 +48,9 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 
 SEQ = 32
 BATCH = 8
-ASYNC_RUNTIME = "/usr/lib/llvm-22/lib/libmlir_async_runtime.so"
 LOWERINGS = {"fast": "fp4-pipeline-cpu{fast=true c-wrappers=true}",
+             "fast-serial": "fp4-pipeline-cpu{fast=true parallel-loops=false "
+                            "c-wrappers=true}",
              "default": "fp4-pipeline-cpu{c-wrappers=true}"}
 
 # Every ExecutionEngine stays alive until the process exits. Destroying one
@@ -191,7 +192,7 @@ def compile_and_run(ir, text, name, passes, batches, repeats, lowering,
     rec["lower_s"] = time.perf_counter() - t
     t = time.perf_counter()
     engine = ir.ExecutionEngine(module, opt_level=opt_level,
-                                shared_libs=[ASYNC_RUNTIME])
+                                shared_libs=ir.cpu_runtime_libraries())
     rec["jit_s"] = time.perf_counter() - t
     _ENGINES.append(engine)
     result = (ir.MemRef(np.float32, 3),)

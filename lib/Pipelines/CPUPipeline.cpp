@@ -17,7 +17,9 @@
 //    the libm conversion creates declarations it would otherwise give C
 //    wrappers that no library defines;
 //  * fast changes the loops, not the arithmetic: each output element sees
-//    the same operations in the same order (see fp4-contraction-loop-order),
+//    the same operations in the same order (see fp4-contraction-loop-order
+//    and fp4-contraction-to-runtime-call, whose kernel in
+//    libfp4_cpu_runtime.so does the loops' multiply-then-add in k order),
 //    so it is bit-identical to the default lowering;
 //  * the last step, fp4-reproducible-output, gives bufferization's constant
 //    globals canonical names, so the output does not change between runs.
@@ -55,6 +57,8 @@ void mlir::fp4::buildFP4CPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  if (options.fast)
+    pm.addNestedPass<func::FuncOp>(createFP4FuseElementwise());
 
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -63,7 +67,15 @@ void mlir::fp4::buildFP4CPUPipeline(OpPassManager &pm,
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
-  if (options.fast) {
+  // Weights as flat LLVM arrays (a nested array per row was most of the
+  // JIT's time on a real model).
+  pm.addPass(createFP4FlattenConstantGlobals());
+  if (options.fast && options.microkernels)
+    pm.addPass(createFP4ContractionToRuntimeCall());
+  if (options.fast && !options.parallelLoops) {
+    pm.addNestedPass<func::FuncOp>(createFP4ContractionLoopOrder());
+    pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  } else if (options.fast) {
     pm.addNestedPass<func::FuncOp>(createFP4ContractionLoopOrder());
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
     pm.addPass(createCanonicalizerPass());
@@ -80,6 +92,10 @@ void mlir::fp4::buildFP4CPUPipeline(OpPassManager &pm,
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // A model's hundreds of loop nests in one function make LLVM's loop
+  // passes superlinear (IndVarSimplify: 30 s of 36 at -O1 on MiniLM).
+  if (options.fast)
+    pm.addPass(createFP4OutlineLoopNests());
   if (!options.lowerToLLVM) {
     pm.addPass(createFP4ReproducibleOutput());
     return;
@@ -97,7 +113,7 @@ void mlir::fp4::buildFP4CPUPipeline(OpPassManager &pm,
   pm.addPass(math::createMathExpandOpsPass(expand));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
-  if (options.fast)
+  if (options.fast && options.parallelLoops)
     pm.addPass(createConvertAsyncToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createArithToLLVMConversionPass());

@@ -37,5 +37,9 @@ void mlir::fp4::registerAllPasses() {
   registerFP4MaterializeGPULaunches();
   registerFP4ReproducibleOutput();
   registerFP4ContractionLoopOrder();
+  registerFP4ContractionToRuntimeCall();
+  registerFP4FlattenConstantGlobals();
+  registerFP4FuseElementwise();
+  registerFP4OutlineLoopNests();
   registerFP4Pipelines();
 }

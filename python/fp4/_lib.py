@@ -154,3 +154,32 @@ def load_numerics():
     raise OSError(f"{capi_error}; {_REFERENCE_LIB_NAME} not found either "
                   "(build target FP4Reference or set FP4_REFERENCE_LIB). "
                   "Tried: " + ", ".join(tried))
+
+
+_CPU_RUNTIME_NAME = "libfp4_cpu_runtime.so"
+_ASYNC_RUNTIME_NAME = "libmlir_async_runtime.so"
+
+
+def cpu_runtime_libraries():
+    """The shared libraries code from fp4-pipeline-cpu{fast} calls into, in
+    the order the ExecutionEngine (shared_libs=) or mlir-runner
+    (--shared-libs) should load them: MLIR's async runtime (parallel loops;
+    $FP4_ASYNC_RUNTIME overrides where it is looked for, else MLIR's library
+    directory) and libfp4_cpu_runtime.so (the contraction kernel; found like
+    libFP4CAPI.so). Raises OSError naming what is missing."""
+    out = []
+    async_env = os.environ.get("FP4_ASYNC_RUNTIME")
+    async_dirs = ([async_env] if async_env else
+                  [os.path.join(d, _ASYNC_RUNTIME_NAME)
+                   for d in ("/usr/lib/llvm-22/lib", "/usr/local/lib")])
+    found = [p for p in async_dirs if os.path.exists(p)]
+    if not found:
+        raise OSError(f"{_ASYNC_RUNTIME_NAME} not found (looked at "
+                      f"{', '.join(async_dirs)}; set FP4_ASYNC_RUNTIME)")
+    out.append(found[0])
+    for path in _candidates(_CPU_RUNTIME_NAME):
+        if os.path.exists(path):
+            out.append(path)
+            return out
+    raise OSError(f"{_CPU_RUNTIME_NAME} not found; build target FP4CPURuntime "
+                  "or set FP4_LIB_DIR")

@@ -26,6 +26,7 @@ import os
 import threading
 
 from ._lib import load as load_library
+from ._lib import cpu_runtime_libraries  # noqa: F401 (public)
 from . import signature as _signature
 from .memref import CallFrame, MemRef, memref_descriptor_type
 

@@ -31,7 +31,6 @@ from fp4 import ir  # noqa: E402
 
 FIXTURE = os.path.join(HERE, "fixtures", "tiny_bert.mlir")
 DATA = os.path.join(HERE, "fixtures", "tiny_bert.npz")
-ASYNC_RUNTIME = "/usr/lib/llvm-22/lib/libmlir_async_runtime.so"
 TORCH_PYTHON = os.environ.get(
     "FP4_TORCH_MLIR_PYTHON",
     os.path.expanduser("~/.cache/fp4-mlir/torch-mlir-venv/bin/python"))
@@ -91,9 +90,8 @@ RUN_FIXTURE = textwrap.dedent("""
     ctx = ir.Context()
     module = ctx.parse_module(open(fixture).read())
     ir.PassManager.parse(f"builtin.module({pipeline})", ctx).run(module)
-    engine = ir.ExecutionEngine(
-        module, opt_level=2,
-        shared_libs=["/usr/lib/llvm-22/lib/libmlir_async_runtime.so"])
+    engine = ir.ExecutionEngine(module, opt_level=2,
+                                shared_libs=ir.cpu_runtime_libraries())
     r = engine.invoke("main", d["input_ids"], d["attention_mask"],
                       results=(ir.MemRef(np.float32, 3),))
     np.save(out, np.array(r))
@@ -122,7 +120,9 @@ def run_fixture(pipeline, tmp_path):
 
 
 @pytest.mark.parametrize("options", ["c-wrappers=true",
-                                     "c-wrappers=true fast=true"])
+                                     "c-wrappers=true fast=true",
+                                     "c-wrappers=true fast=true "
+                                     "parallel-loops=false"])
 def test_fixture_fp32_matches_torch(options, tmp_path):
     out, expected = run_fixture(f"fp4-pipeline-cpu{{{options}}}", tmp_path)
     assert out.shape == expected.shape
@@ -131,9 +131,12 @@ def test_fixture_fp32_matches_torch(options, tmp_path):
 
 def test_fast_is_bit_identical(tmp_path):
     slow, _ = run_fixture("fp4-pipeline-cpu{c-wrappers=true}", tmp_path)
-    fast, _ = run_fixture("fp4-pipeline-cpu{c-wrappers=true fast=true}",
-                          tmp_path)
-    assert np.array_equal(slow.view(np.uint32), fast.view(np.uint32))
+    for options in ("fast=true", "fast=true parallel-loops=false",
+                    "fast=true microkernels=false"):
+        fast, _ = run_fixture(
+            f"fp4-pipeline-cpu{{c-wrappers=true {options}}}", tmp_path)
+        assert np.array_equal(slow.view(np.uint32), fast.view(np.uint32)), \
+            options
 
 
 def test_fixture_quantized_runs(tmp_path):
@@ -229,7 +232,7 @@ def test_export_names_and_calibration(tmp_path):
     ir.PassManager.parse(
         "builtin.module(fp4-pipeline-cpu{c-wrappers=true fast=true})",
         ctx).run(module)
-    engine = ir.ExecutionEngine(module, shared_libs=[ASYNC_RUNTIME])
+    engine = ir.ExecutionEngine(module, shared_libs=ir.cpu_runtime_libraries())
     out = engine.invoke("main", np.array(result["x"], dtype=np.float32),
                         results=(ir.MemRef(np.float32, 3),))
     assert np.abs(np.array(out) - np.array(result["expected"])).max() <= 1e-5

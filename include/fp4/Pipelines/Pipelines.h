@@ -39,6 +39,22 @@ struct FP4CPUPipelineOptions
                      "threads of MLIR's async runtime (async-parallel-for; "
                      "link or load libmlir_async_runtime.so)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> microkernels{
+      *this, "microkernels",
+      llvm::cl::desc("With fast: f32 contractions call fp4's packed, "
+                     "multi-threaded CPU kernel "
+                     "(fp4-contraction-to-runtime-call; load or link "
+                     "libfp4_cpu_runtime.so), bit-identical to the loops; "
+                     "false keeps them as loops"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> parallelLoops{
+      *this, "parallel-loops",
+      llvm::cl::desc("With fast: the loops left (elementwise, reductions) "
+                     "run on MLIR's async runtime threads "
+                     "(async-parallel-for); false runs them serially, which "
+                     "compiles much faster (each parallel loop becomes "
+                     "several outlined functions)"),
+      llvm::cl::init(true)};
   PassOptions::Option<int> threads{
       *this, "threads",
       llvm::cl::desc("With fast: worker threads async-parallel-for plans "
