@@ -292,7 +292,7 @@ def main():
     p.add_argument("--reuse-export", action="store_true",
                    help="read OUT/minilm_l6.mlir when it exists instead of "
                         "exporting again")
-    p.add_argument("--lowering", choices=sorted(LOWERINGS), default="fast",
+    p.add_argument("--lowering", choices=sorted(LOWERINGS), default="fast-serial",
                    help="fp4-pipeline-cpu with fast=true (default) or not")
     p.add_argument("--opt-level", type=int, default=2,
                    help="ExecutionEngine optimization level (IR and codegen)")
