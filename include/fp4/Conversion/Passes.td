@@ -185,8 +185,6 @@ def FP4CheckCUDAToolkit : Pass<"fp4-check-cuda-toolkit", "::mlir::ModuleOp"> {
     IR is not changed.
   }];
   let options = [
-    Option<"format", "format", "std::string", /*default=*/"\"bin\"",
-           "Kernel image format of gpu-module-to-binary: isa, bin or fatbin">,
     Option<"cudaPath", "cuda-path", "std::string", /*default=*/"\"\"",
            "CUDA toolkit directory (empty: $CUDA_ROOT, $CUDA_HOME, "
            "$CUDA_PATH, then /usr/local/cuda)">

@@ -65,11 +65,8 @@ struct FP4NVVMPipelineOptions
   /// chip, native-fp4 and the kernel options of convert-fp4-to-gpu,
   /// declared once (GPUConfigOptions.h).
   GPUConfigOptionSet<PassOptions::Option, PassOptions> gpuOptions{*this};
-  PassOptions::Option<std::string> format{
-      *this, "format",
-      llvm::cl::desc("Kernel image: isa (PTX), bin (cubin, runs ptxas) or "
-                     "fatbin"),
-      llvm::cl::init("bin")};
+  /// isa, bin or fatbin (GPUConfigOptions.h).
+  GPUImageFormatOption<PassOptions::Option, PassOptions> format{*this};
   PassOptions::Option<std::string> exportDir{
       *this, "export-dir",
       llvm::cl::desc("When set, write the kernel images and kernels.json "
