@@ -99,9 +99,9 @@ void mlir::fp4::buildFP4NVVMPipeline(OpPassManager &pm,
   FP4ReproducibleOutputOptions reproducible;
   reproducible.keepCompileTimes = options.keepCompileTimes;
   pm.addPass(createFP4ReproducibleOutput(reproducible));
-  if (!options.exportDir.empty()) {
-    FP4ExportGPUKernelsOptions exportOptions;
-    exportOptions.dir = options.exportDir;
-    pm.addPass(createFP4ExportGPUKernels(exportOptions));
-  }
+  // Always: without export-dir it writes nothing but still consumes the
+  // module's #fp4.gpu_manifest, which mlir-translate could not parse.
+  FP4ExportGPUKernelsOptions exportOptions;
+  exportOptions.dir = options.exportDir;
+  pm.addPass(createFP4ExportGPUKernels(exportOptions));
 }

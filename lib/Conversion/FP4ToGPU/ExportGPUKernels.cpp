@@ -3,7 +3,9 @@
 // Writes what a launcher without MLIR needs (python/fp4/gpu.py on the GPU
 // machine): each gpu.binary object as a file and kernels.json, derived from
 // the module's #fp4.gpu_manifest (the launch plans the host code was built
-// from) with the image file of every kernel filled in.
+// from) with the image file of every kernel filled in. The manifest is
+// consumed (removed), with or without a directory to write to, so that the
+// module translates to LLVM IR with upstream's mlir-translate.
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,10 +81,14 @@ struct FP4ExportGPUKernelsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (dir.empty()) {
-      module.emitError("fp4-export-gpu-kernels: option dir is required");
-      return signalPassFailure();
-    }
+    // The manifest is consumed: the module must not keep an fp4 attribute,
+    // or mlir-translate (which does not know the fp4 dialect) cannot read
+    // the pipeline's output.
+    auto manifest = module->getAttrOfType<fp4::GPUManifestAttr>(
+        fp4::GPUManifestAttr::kAttrName);
+    module->removeAttr(fp4::GPUManifestAttr::kAttrName);
+    if (dir.empty())
+      return;
     if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
       module.emitError() << "fp4-export-gpu-kernels: cannot create '" << dir
                          << "': " << ec.message();
@@ -113,15 +119,15 @@ struct FP4ExportGPUKernelsPass
     }
     // kernels.json is derived from the typed manifest convert-fp4-to-gpu
     // recorded; a module without kernels gets an empty one.
-    auto manifest = module->getAttrOfType<fp4::GPUManifestAttr>(
-        fp4::GPUManifestAttr::kAttrName);
     llvm::json::Array entries;
     if (manifest) {
       for (fp4::LaunchPlanAttr plan : manifest.getPlans()) {
         for (fp4::KernelLaunchAttr launch : plan.getLaunches()) {
           if (images.contains(launch.getKernelModuleName()))
             continue;
-          module.emitError() << "fp4-export-gpu-kernels: no gpu.binary for "
+          // On the location: module.emitError would attach the module.
+          emitError(module.getLoc())
+              << "fp4-export-gpu-kernels: no gpu.binary for "
                                 "kernel module '"
                              << launch.getKernelModuleName()
                              << "' (run after gpu-module-to-binary)";
