@@ -93,8 +93,8 @@ struct FP4NVVMPipelineOptions
 /// (nvvm-attach-target, convert-gpu-to-nvvm with bare-pointer kernel
 /// arguments), gpu-to-llvm for the host, gpu-module-to-binary and
 /// fp4-export-gpu-kernels (writing the images and kernels.json with
-/// export-dir; consuming the fp4.gpu_manifest always). The result translates to LLVM
-/// IR with mlir-translate and links against libfp4_cuda_runtime.so.
+/// export-dir; consuming the fp4.gpu_manifest always). The result translates to
+/// LLVM IR with mlir-translate and links against libfp4_cuda_runtime.so.
 void buildFP4NVVMPipeline(OpPassManager &pm,
                           const FP4NVVMPipelineOptions &options);
 

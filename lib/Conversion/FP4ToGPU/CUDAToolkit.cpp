@@ -129,8 +129,8 @@ struct CheckCUDAToolkitPass
         continue;
       emitError(loc) << "format=" << fp4::stringifyGPUImageFormat(format)
                      << " needs '" << tool
-                     << "' from the CUDA toolkit: not found in "
-                     << toolkit.path << "/bin (" << from
+                     << "' from the CUDA toolkit: not found in " << toolkit.path
+                     << "/bin (" << from
                      << ") nor on PATH; install the CUDA toolkit and set the "
                      << "pipeline option cuda-path=DIR or CUDA_ROOT=DIR "
                      << "(DIR/bin/" << tool << "), or use format=isa for PTX";

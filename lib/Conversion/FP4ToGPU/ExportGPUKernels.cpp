@@ -42,8 +42,8 @@ void appendEntries(fp4::LaunchPlanAttr plan,
       MemRefType type = buffer.getType();
       args.push_back(llvm::json::Object{
           {"name", name.getValue()},
-          {"dtype", fp4::LaunchBufferAttr::getManifestDType(
-                        type.getElementType())},
+          {"dtype",
+           fp4::LaunchBufferAttr::getManifestDType(type.getElementType())},
           {"shape", llvm::json::Array(type.getShape())},
           {"scratch", plan.isScratch(name.getValue())},
       });
@@ -128,9 +128,9 @@ struct FP4ExportGPUKernelsPass
           // On the location: module.emitError would attach the module.
           emitError(module.getLoc())
               << "fp4-export-gpu-kernels: no gpu.binary for "
-                                "kernel module '"
-                             << launch.getKernelModuleName()
-                             << "' (run after gpu-module-to-binary)";
+                 "kernel module '"
+              << launch.getKernelModuleName()
+              << "' (run after gpu-module-to-binary)";
           return signalPassFailure();
         }
         appendEntries(plan, images, entries);

@@ -64,13 +64,13 @@ std::string FP4ToGPULoweringState::nextKernelName(StringRef stem) {
   }
 }
 
-LaunchPlanAttr FP4ToGPULoweringState::buildLaunchPlan(
-    Operation *op, const KernelPlan &plan, ArrayRef<KernelArg> args,
-    size_t numInputs) {
+LaunchPlanAttr FP4ToGPULoweringState::buildLaunchPlan(Operation *op,
+                                                      const KernelPlan &plan,
+                                                      ArrayRef<KernelArg> args,
+                                                      size_t numInputs) {
   MLIRContext *ctx = op->getContext();
   auto buffer = [&](const KernelArg &arg) {
-    return LaunchBufferAttr::get(ctx, StringAttr::get(ctx, arg.name),
-                                 arg.type);
+    return LaunchBufferAttr::get(ctx, StringAttr::get(ctx, arg.name), arg.type);
   };
   SmallVector<LaunchBufferAttr> inputs, outputs, scratch;
   for (auto [i, arg] : llvm::enumerate(args))
@@ -84,16 +84,18 @@ LaunchPlanAttr FP4ToGPULoweringState::buildLaunchPlan(
       names.push_back(StringAttr::get(ctx, n));
     launches.push_back(KernelLaunchAttr::get(
         ctx,
-        SymbolRefAttr::get(StringAttr::get(ctx, kernelModuleName),
-                           {FlatSymbolRefAttr::get(
-                               gpu::GPUFuncOp(l.func).getNameAttr())}),
+        SymbolRefAttr::get(
+            StringAttr::get(ctx, kernelModuleName),
+            {FlatSymbolRefAttr::get(gpu::GPUFuncOp(l.func).getNameAttr())}),
         l.variant, l.grid, l.block, l.sharedBytes, names));
   }
   // The kernel families build consistent plans; a broken one is a bug of
   // theirs, reported here (the verifier's reason) rather than as a wrong
   // launch later.
   return LaunchPlanAttr::getChecked(
-      [&] { return op->emitError("convert-fp4-to-gpu: invalid launch plan: "); },
+      [&] {
+        return op->emitError("convert-fp4-to-gpu: invalid launch plan: ");
+      },
       ctx, op->getName().getStringRef(), ArrayRef<LaunchBufferAttr>(inputs),
       ArrayRef<LaunchBufferAttr>(outputs), ArrayRef<LaunchBufferAttr>(scratch),
       ArrayRef<KernelLaunchAttr>(launches));

@@ -49,9 +49,9 @@ LogicalResult materialize(func::FuncOp func, fp4::LaunchPlanAttr plan) {
   // The dialect verifier has checked the function type against the plan's
   // inputs and outputs, and that every launch argument names a buffer.
   size_t numInputs = plan.getInputs().size();
-  for (auto [i, buffer] : llvm::enumerate(
-           llvm::concat<const fp4::LaunchBufferAttr>(plan.getInputs(),
-                                                     plan.getOutputs()))) {
+  for (auto [i, buffer] :
+       llvm::enumerate(llvm::concat<const fp4::LaunchBufferAttr>(
+           plan.getInputs(), plan.getOutputs()))) {
     Value host = entry->getArgument(i);
     Value dev = alloc(buffer.getName().getValue(), buffer.getType());
     if (i < numInputs)
@@ -90,10 +90,9 @@ LogicalResult materialize(func::FuncOp func, fp4::LaunchPlanAttr plan) {
     token = launch.getAsyncToken();
   }
   for (auto [i, buffer] : llvm::enumerate(plan.getOutputs()))
-    token = gpu::MemcpyOp::create(
-                b, loc, tokenType, ValueRange{token},
-                entry->getArgument(numInputs + i),
-                device.lookup(buffer.getName().getValue()))
+    token = gpu::MemcpyOp::create(b, loc, tokenType, ValueRange{token},
+                                  entry->getArgument(numInputs + i),
+                                  device.lookup(buffer.getName().getValue()))
                 .getAsyncToken();
   for (Value dev : owned)
     token = gpu::DeallocOp::create(b, loc, tokenType, ValueRange{token}, dev)
@@ -108,8 +107,8 @@ struct FP4MaterializeGPULaunchesPass
           FP4MaterializeGPULaunchesPass> {
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
-      auto plan =
-          func->getAttrOfType<fp4::LaunchPlanAttr>(fp4::LaunchPlanAttr::kAttrName);
+      auto plan = func->getAttrOfType<fp4::LaunchPlanAttr>(
+          fp4::LaunchPlanAttr::kAttrName);
       if (!plan)
         continue;
       if (!func.isExternal()) {

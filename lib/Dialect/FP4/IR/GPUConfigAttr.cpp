@@ -127,8 +127,9 @@ LogicalResult GPUConfigAttr::verify(
   return success();
 }
 
-LogicalResult mlir::fp4::detail::verifyGPUConfigAttrUse(
-    Operation *op, NamedAttribute attribute) {
+LogicalResult
+mlir::fp4::detail::verifyGPUConfigAttrUse(Operation *op,
+                                          NamedAttribute attribute) {
   auto config = dyn_cast<GPUConfigAttr>(attribute.getValue());
   if (!config)
     return op->emitOpError() << "attribute '" << GPUConfigAttr::kAttrName

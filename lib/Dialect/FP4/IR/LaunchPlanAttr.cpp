@@ -110,8 +110,9 @@ KernelLaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (variant.empty())
     return emitError() << "kernel_launch " << kernel
                        << ": the variant must not be empty";
-  for (auto [what, dims] : {std::pair<StringRef, ArrayRef<int64_t>>{"grid", grid},
-                            {"block", block}}) {
+  for (auto [what, dims] :
+       {std::pair<StringRef, ArrayRef<int64_t>>{"grid", grid},
+        {"block", block}}) {
     if (dims.size() != 3)
       return emitError() << "kernel_launch " << kernel << ": " << what
                          << " needs 3 extents (x, y, z), got " << dims.size();
@@ -120,8 +121,7 @@ KernelLaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       llvm::raw_string_ostream os(list);
       llvm::interleaveComma(dims, os);
       return emitError() << "kernel_launch " << kernel << ": " << what
-                         << " extents must be positive, got [" << list
-                         << "]";
+                         << " extents must be positive, got [" << list << "]";
     }
   }
   if (sharedBytes < 0)
@@ -153,12 +153,10 @@ bool LaunchPlanAttr::isScratch(StringRef name) const {
   });
 }
 
-LogicalResult
-LaunchPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                       StringRef op, ArrayRef<LaunchBufferAttr> inputs,
-                       ArrayRef<LaunchBufferAttr> outputs,
-                       ArrayRef<LaunchBufferAttr> scratch,
-                       ArrayRef<KernelLaunchAttr> launches) {
+LogicalResult LaunchPlanAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, StringRef op,
+    ArrayRef<LaunchBufferAttr> inputs, ArrayRef<LaunchBufferAttr> outputs,
+    ArrayRef<LaunchBufferAttr> scratch, ArrayRef<KernelLaunchAttr> launches) {
   if (op.empty())
     return emitError() << "launch_plan: op must name the op lowered";
   if (outputs.empty())
@@ -176,8 +174,7 @@ LaunchPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     for (StringAttr arg : launch.getArgs())
       if (!names.contains(arg.getValue()))
         return emitError() << "launch_plan for " << op << ": kernel "
-                           << launch.getKernel() << " takes '"
-                           << arg.getValue()
+                           << launch.getKernel() << " takes '" << arg.getValue()
                            << "', which is not a buffer of the plan";
   return success();
 }
@@ -200,8 +197,9 @@ GPUManifestAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 // Discardable uses
 //===----------------------------------------------------------------------===//
 
-LogicalResult mlir::fp4::detail::verifyLaunchPlanAttrUse(
-    Operation *op, NamedAttribute attribute) {
+LogicalResult
+mlir::fp4::detail::verifyLaunchPlanAttrUse(Operation *op,
+                                           NamedAttribute attribute) {
   if (attribute.getName() == GPUManifestAttr::kAttrName) {
     if (!isa<GPUManifestAttr>(attribute.getValue()))
       return op->emitOpError() << "attribute '" << GPUManifestAttr::kAttrName
@@ -217,8 +215,8 @@ LogicalResult mlir::fp4::detail::verifyLaunchPlanAttrUse(
                              << "' must be a #fp4.launch_plan";
   auto func = dyn_cast<FunctionOpInterface>(op);
   if (!func)
-    return op->emitOpError() << "'" << LaunchPlanAttr::kAttrName
-                             << "' applies to functions only";
+    return op->emitOpError()
+           << "'" << LaunchPlanAttr::kAttrName << "' applies to functions only";
   // The function takes the inputs, then the outputs, and returns nothing.
   SmallVector<Type> expected;
   for (ArrayRef<LaunchBufferAttr> list : {plan.getInputs(), plan.getOutputs()})
