@@ -249,7 +249,7 @@ def build(case, out, fp4_opt, fp4_run):
     # Nothing may stay on the host.
     r = run([fp4_opt, transformed, "-convert-fp4-to-gpu=chip=sm_90"])
     host = [l.strip() for l in r.stdout.splitlines()
-            if HOST_OP.search(l) and "gpu_launch" not in l and "fp4.gpu_kernels" not in l]
+            if HOST_OP.search(l) and "fp4.launch_plan" not in l and "fp4.gpu_manifest" not in l]
     if host or "stays on the host" in r.stderr:
         raise SystemExit(f"{case['name']}: fp4 ops left on the host:\n" +
                          "\n".join(host) + r.stderr)

@@ -89,12 +89,9 @@ void mlir::fp4::buildFP4NVVMPipeline(OpPassManager &pm,
   // The toolkit is resolved here, not left to gpu-module-to-binary, so the
   // check and the serializer look in the same place.
   std::string toolkit = resolveCUDAToolkitPath(options.cudaPath).path;
-  FP4CheckCUDAToolkitOptions check;
-  check.format = options.format;
-  check.cudaPath = options.cudaPath;
-  pm.addPass(createFP4CheckCUDAToolkit(check));
+  pm.addPass(createFP4CheckCUDAToolkitPass(options.format, options.cudaPath));
   GpuModuleToBinaryPassOptions toBinary;
-  toBinary.compilationTarget = options.format;
+  toBinary.compilationTarget = stringifyGPUImageFormat(options.format).str();
   toBinary.toolkitPath = toolkit;
   pm.addPass(createGpuModuleToBinaryPass(toBinary));
   // Canonical constant globals and no compile times in the gpu.object
@@ -102,9 +99,9 @@ void mlir::fp4::buildFP4NVVMPipeline(OpPassManager &pm,
   FP4ReproducibleOutputOptions reproducible;
   reproducible.keepCompileTimes = options.keepCompileTimes;
   pm.addPass(createFP4ReproducibleOutput(reproducible));
-  if (!options.exportDir.empty()) {
-    FP4ExportGPUKernelsOptions exportOptions;
-    exportOptions.dir = options.exportDir;
-    pm.addPass(createFP4ExportGPUKernels(exportOptions));
-  }
+  // Always: without export-dir it writes nothing but still consumes the
+  // module's #fp4.gpu_manifest, which mlir-translate could not parse.
+  FP4ExportGPUKernelsOptions exportOptions;
+  exportOptions.dir = options.exportDir;
+  pm.addPass(createFP4ExportGPUKernels(exportOptions));
 }

@@ -10,7 +10,7 @@
 // SMALL: error: fp4-outlier-fallback: block-size = 2 is outside [k, 128] = [4, 128] (in-block indices are i8)
 //
 // RUN: not fp4-opt %s -fp4-outlier-fallback=mode=largest 2>&1 | FileCheck %s --check-prefix=MODE
-// MODE: error: fp4-outlier-fallback: invalid mode 'largest': expected block-topk or static-channels
+// MODE: invalid options for pass 'fp4-outlier-fallback' (`mode=largest`): for the --mode option: 'largest' is not a valid value; valid: block-topk, static-channels
 //
 // RUN: not fp4-opt %s -fp4-outlier-fallback=mode=static-channels 2>&1 | FileCheck %s --check-prefix=NOCAL
 // NOCAL: error: fp4-outlier-fallback: mode=static-channels needs calibration=<file.npz> (docs/Calibration.md)
@@ -28,7 +28,7 @@
 // CALTOPK: error: fp4-outlier-fallback: calibration applies to mode=static-channels
 //
 // RUN: not fp4-opt %s -fp4-outlier-fallback=operands=all 2>&1 | FileCheck %s --check-prefix=OPERANDS
-// OPERANDS: error: fp4-outlier-fallback: invalid operands 'all': expected both, activations or weights
+// OPERANDS: invalid options for pass 'fp4-outlier-fallback' (`operands=all`): for the --operands option: 'all' is not a valid value; valid: activations, weights, both
 //
 // An explicit block size must divide the K of every operand it applies to:
 // an error on the product.

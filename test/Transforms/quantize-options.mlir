@@ -16,8 +16,9 @@
 // RUN: not fp4-opt %s -fp4-quantize="scheme=''" 2>&1 | FileCheck %s --check-prefix=EMPTY
 // EMPTY: error: fp4-quantize: invalid scheme '': expected attribute value
 //
+// An enum option (PassOptionEnums.h) fails at option parsing, with the valid values.
 // RUN: not fp4-opt %s -fp4-quantize=operands=all 2>&1 | FileCheck %s --check-prefix=OPERANDS
-// OPERANDS: quantize-options.mlir:0:0: error: fp4-quantize: invalid operands 'all': expected both, activations or weights
+// OPERANDS: invalid options for pass 'fp4-quantize' (`operands=all`): for the --operands option: 'all' is not a valid value; valid: both, activations, weights
 //
 // Nothing is rewritten when the options are wrong.
 // UNKNOWN-NOT: fp4.matmul

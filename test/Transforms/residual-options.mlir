@@ -1,7 +1,7 @@
 // Invalid options are errors on the module, and the pass fails.
 //
 // RUN: not fp4-opt %s -fp4-residual=sparsity=1:4 2>&1 | FileCheck %s --check-prefix=SPARSITY
-// SPARSITY: residual-options.mlir:0:0: error: fp4-residual: invalid sparsity '1:4': expected 2:4 or topk
+// SPARSITY: invalid options for pass 'fp4-residual' (`sparsity=1:4`): for the --sparsity option: '1:4' is not a valid value; valid: 2:4, topk
 //
 // RUN: not fp4-opt %s -fp4-residual=k=3 2>&1 | FileCheck %s --check-prefix=TWOFOUR
 // RUN: not fp4-opt %s -fp4-residual=block-size=8 2>&1 | FileCheck %s --check-prefix=TWOFOUR
@@ -14,7 +14,7 @@
 // BLOCK: error: fp4-residual: block-size = 256 is outside [1, 128] (in-block indices are i8)
 //
 // RUN: not fp4-opt %s -fp4-residual=operands=all 2>&1 | FileCheck %s --check-prefix=OPERANDS
-// OPERANDS: error: fp4-residual: invalid operands 'all': expected activations, weights or both
+// OPERANDS: invalid options for pass 'fp4-residual' (`operands=all`): for the --operands option: 'all' is not a valid value; valid: activations, weights, both
 //
 // Nothing is rewritten when the options are wrong.
 // SPARSITY-NOT: fp4.residual

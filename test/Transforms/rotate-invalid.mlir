@@ -6,7 +6,7 @@
 // RUN: not fp4-opt %s -fp4-rotate=size=512 2>&1 | FileCheck %s --check-prefix=LARGE
 // LARGE: error: fp4-rotate: size 512 is outside [16, 256]
 // RUN: not fp4-opt %s -fp4-rotate=mode=random 2>&1 | FileCheck %s --check-prefix=MODE
-// MODE: error: fp4-rotate: invalid mode 'random': expected randomized, deterministic or two-level
+// MODE: invalid options for pass 'fp4-rotate' (`mode=random`): for the --mode option: 'random' is not a valid value; valid: randomized, deterministic, two-level
 //
 // A size that does not divide K of a matmul the pass would rotate is an
 // error on that matmul, reported before anything is rewritten.

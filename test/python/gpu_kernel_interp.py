@@ -173,23 +173,44 @@ def parse_kernels(text):
     return funcs
 
 
+_MANIFEST_DTYPE = {"bf16": "bfloat16", "f16": "float16", "f32": "float32",
+                   "i8": "uint8", "i32": "int32"}
+
+
 def parse_manifest(text):
-    """The fp4.gpu_kernels launches: [{name, grid, block, args: [(name,
-    dtype, shape)]}] in launch order."""
+    """The launches of the module's #fp4.gpu_manifest (the launch plans of
+    convert-fp4-to-gpu): [{name, op, grid, block, args: [(name, dtype,
+    shape, scratch)]}] in launch order, dtype as kernels.json names it."""
+    m = re.search(r'fp4\.gpu_manifest = #fp4\.gpu_manifest<chip = "\w+", '
+                  r'plans = \[', text)
+    if not m:
+        return []
+    line = text[m.end():text.find("\n", m.end())]
+    plan_pat = re.compile(
+        r'<op = "([\w.]+)", inputs = \[([^\]]*)\], outputs = \[([^\]]*)\], '
+        r'scratch = \[([^\]]*)\], launches = \[')
+    launch_pat = re.compile(
+        r'<@\w+::@(\w+), variant = "[^"]*", grid = \[(\d+), \d+, \d+\], '
+        r'block = \[(\d+), \d+, \d+\], shared_bytes = \d+, '
+        r'args = \[([^\]]*)\]>')
+    buffer_pat = re.compile(r'"([\w.]+)" : memref<(?:([\dx]+)x)?(\w+)>')
+    plans = list(plan_pat.finditer(line))
     out = []
-    pat = re.compile(
-        r'\{args = \[(.*?)\], block = \[(\d+), (\d+), (\d+)\], '
-        r'grid = \[(\d+), (\d+), (\d+)\], module = "\w+", '
-        r'name = "(\w+)", op = "([\w.]+)"')
-    for m in pat.finditer(text):
-        args = re.findall(
-            r'dtype = "(\w+)", name = "([\w.]+)", scratch = (\w+), '
-            r'shape = \[([\d, ]*)\]', m.group(1))
-        out.append({
-            "name": m.group(8), "op": m.group(9),
-            "block": int(m.group(2)), "grid": int(m.group(5)),
-            "args": [(n, d, tuple(int(s) for s in sh.split(",") if s.strip()),
-                      sc == "true") for d, n, sc, sh in args]})
+    for i, p in enumerate(plans):
+        buffers, scratch = {}, set()
+        for group in (2, 3, 4):
+            for name, shape, elem in buffer_pat.findall(p.group(group)):
+                buffers[name] = (_MANIFEST_DTYPE[elem],
+                                 tuple(int(d) for d in shape.split("x") if d))
+                if group == 4:
+                    scratch.add(name)
+        end = plans[i + 1].start() if i + 1 < len(plans) else len(line)
+        for l in launch_pat.finditer(line, p.end(), end):
+            names = re.findall(r'"([\w.]+)"', l.group(4))
+            out.append({
+                "name": l.group(1), "op": p.group(1),
+                "block": int(l.group(3)), "grid": int(l.group(2)),
+                "args": [(n,) + buffers[n] + (n in scratch,) for n in names]})
     return out
 
 

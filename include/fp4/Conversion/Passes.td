@@ -56,8 +56,10 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
     ending in `gpu.wait`. That host code lives in a private launch function
     per op (`@<kernel>_launch`, memref arguments: inputs then outputs) that
     the op site calls between `bufferization.to_buffer` and
-    `bufferization.to_tensor`; the pass only declares it (attribute
-    `fp4.gpu_launch`) and `fp4-gpu-materialize-launches` fills in its body
+    `bufferization.to_tensor`; the pass only declares it, with its typed
+    launch plan `#fp4.launch_plan` (attribute `fp4.launch_plan`: buffers,
+    scratch buffers, kernel launches), and `fp4-gpu-materialize-launches`
+    fills in its body
     after bufferization, because buffer deallocation cannot analyze the gpu
     async ops. Quantized operands are passed as their component
     buffers (`fp4.unpack`/`fp4.pack` on the host side, docs/ABI.md), so the
@@ -82,10 +84,11 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
     include/fp4/Conversion/FP4ToGPU/GPUConfigOptions.h, and shared with
     `fp4-gpu-select-config` and `fp4-pipeline-nvvm`; `fp4-opt --help` lists
     them.
-    Every kernel is specialized to its static shapes. The launch geometry
-    and argument list of each kernel are recorded in the module attribute
-    `fp4.gpu_kernels`, which `fp4-export-gpu-kernels` writes out as the
-    manifest used by `fp4.gpu` in Python.
+    Every kernel is specialized to its static shapes. The launch plans of
+    all ops and the chip are recorded in the module attribute
+    `fp4.gpu_manifest` (`#fp4.gpu_manifest`), from which
+    `fp4-export-gpu-kernels` derives kernels.json, the manifest used by
+    `fp4.gpu` in Python.
 
     The pass applies the public patterns of
     `populateFP4ToGPUConversionPatterns` (include/fp4/Conversion/FP4ToGPU/
@@ -136,8 +139,11 @@ def FP4MaterializeGPULaunches
     : Pass<"fp4-gpu-materialize-launches", "::mlir::ModuleOp"> {
   let summary = "Give the launch functions of convert-fp4-to-gpu their body";
   let description = [{
-    For every function declaration carrying `fp4.gpu_launch` (created by
-    `convert-fp4-to-gpu`), builds the body: on one async token chain, a
+    For every function declaration carrying a launch plan
+    (`fp4.launch_plan = #fp4.launch_plan<...>`, created by
+    `convert-fp4-to-gpu`; the dialect verifier has checked it against the
+    function type), builds the body and removes the plan (the module's
+    `fp4.gpu_manifest` keeps it for the export): on one async token chain, a
     device buffer per argument (inputs copied in), zero-filled scratch
     buffers, the kernel launches in order, the outputs copied back into the
     output arguments, every device buffer freed, and a final `gpu.wait`.
@@ -155,16 +161,21 @@ def FP4ExportGPUKernels : Pass<"fp4-export-gpu-kernels", "::mlir::ModuleOp"> {
   let description = [{
     Runs after `gpu-module-to-binary`: writes each `gpu.binary` object of the
     module into `dir` (`<binary>.ptx` for `format=isa`, `<binary>.cubin` for
-    `bin`, `<binary>.fatbin` for `fatbin`) and `dir/kernels.json`, built
-    from the `fp4.gpu_kernels` module attribute that `convert-fp4-to-gpu`
-    records: for every kernel its name, image file, op, variant, grid,
-    block, dynamic shared memory and arguments (name, dtype, shape). The
-    Python launcher `fp4.gpu.load(dir)` reads it (docs/GPU.md). The IR is
-    not changed.
+    `bin`, `<binary>.fatbin` for `fatbin`) and `dir/kernels.json`, derived
+    from the typed manifest `#fp4.gpu_manifest` (module attribute
+    `fp4.gpu_manifest`) that `convert-fp4-to-gpu` records: for every kernel
+    launch of every launch plan its name, image file, op, variant, grid,
+    block, dynamic shared memory and arguments (name, dtype, shape, whether
+    scratch). The Python launcher `fp4.gpu.load(dir)` reads it
+    (docs/GPU.md). The manifest is consumed: the pass removes it, also
+    when `dir` is empty (then nothing is written), so the module keeps no
+    fp4 attribute and translates with upstream's `mlir-translate`;
+    `fp4-pipeline-nvvm` always runs it last.
   }];
   let options = [
     Option<"dir", "dir", "std::string", /*default=*/"\"\"",
-           "Directory to write (created if missing)">
+           "Directory to write (created if missing); empty: write nothing, "
+           "only drop the manifest">
   ];
 }
 
@@ -185,8 +196,6 @@ def FP4CheckCUDAToolkit : Pass<"fp4-check-cuda-toolkit", "::mlir::ModuleOp"> {
     IR is not changed.
   }];
   let options = [
-    Option<"format", "format", "std::string", /*default=*/"\"bin\"",
-           "Kernel image format of gpu-module-to-binary: isa, bin or fatbin">,
     Option<"cudaPath", "cuda-path", "std::string", /*default=*/"\"\"",
            "CUDA toolkit directory (empty: $CUDA_ROOT, $CUDA_HOME, "
            "$CUDA_PATH, then /usr/local/cuda)">

@@ -81,11 +81,8 @@ struct FP4NVVMPipelineOptions
   /// chip, native-fp4 and the kernel options of convert-fp4-to-gpu,
   /// declared once (GPUConfigOptions.h).
   GPUConfigOptionSet<PassOptions::Option, PassOptions> gpuOptions{*this};
-  PassOptions::Option<std::string> format{
-      *this, "format",
-      llvm::cl::desc("Kernel image: isa (PTX), bin (cubin, runs ptxas) or "
-                     "fatbin"),
-      llvm::cl::init("bin")};
+  /// isa, bin or fatbin (GPUConfigOptions.h).
+  GPUImageFormatOption<PassOptions::Option, PassOptions> format{*this};
   PassOptions::Option<std::string> exportDir{
       *this, "export-dir",
       llvm::cl::desc("When set, write the kernel images and kernels.json "
@@ -110,9 +107,10 @@ struct FP4NVVMPipelineOptions
 /// convert-fp4-to-gpu, then the CPU pipeline's host steps (fp4 leftovers to
 /// linalg, bufferization, loops), then the NVVM lowering of the kernels
 /// (nvvm-attach-target, convert-gpu-to-nvvm with bare-pointer kernel
-/// arguments), gpu-to-llvm for the host, gpu-module-to-binary and,
-/// with export-dir, fp4-export-gpu-kernels. The result translates to LLVM
-/// IR with mlir-translate and links against libfp4_cuda_runtime.so.
+/// arguments), gpu-to-llvm for the host, gpu-module-to-binary and
+/// fp4-export-gpu-kernels (writing the images and kernels.json with
+/// export-dir; consuming the fp4.gpu_manifest always). The result translates to
+/// LLVM IR with mlir-translate and links against libfp4_cuda_runtime.so.
 void buildFP4NVVMPipeline(OpPassManager &pm,
                           const FP4NVVMPipelineOptions &options);
 

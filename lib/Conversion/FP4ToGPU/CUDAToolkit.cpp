@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp4/Conversion/FP4ToGPU/CUDAToolkit.h"
+#include "fp4/Conversion/FP4ToGPU/GPUConfigOptions.h"
 #include "fp4/Conversion/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -39,11 +40,28 @@ fp4::CUDAToolkitPath fp4::resolveCUDAToolkitPath(StringRef explicitPath) {
   return {"/usr/local/cuda", "default"};
 }
 
-SmallVector<StringRef> fp4::cudaToolsForFormat(StringRef format) {
-  return llvm::StringSwitch<SmallVector<StringRef>>(format)
-      .Case("bin", {"ptxas"})
-      .Case("fatbin", {"ptxas", "fatbinary"})
-      .Default({});
+StringRef fp4::stringifyGPUImageFormat(GPUImageFormat format) {
+  switch (format) {
+  case GPUImageFormat::ISA:
+    return "isa";
+  case GPUImageFormat::Bin:
+    return "bin";
+  case GPUImageFormat::Fatbin:
+    return "fatbin";
+  }
+  llvm_unreachable("unknown GPUImageFormat");
+}
+
+SmallVector<StringRef> fp4::cudaToolsForFormat(GPUImageFormat format) {
+  switch (format) {
+  case GPUImageFormat::ISA:
+    return {};
+  case GPUImageFormat::Bin:
+    return {"ptxas"};
+  case GPUImageFormat::Fatbin:
+    return {"ptxas", "fatbinary"};
+  }
+  llvm_unreachable("unknown GPUImageFormat");
 }
 
 std::optional<std::string> fp4::findCUDATool(StringRef toolkit,
@@ -64,6 +82,13 @@ namespace {
 struct CheckCUDAToolkitPass
     : public fp4::impl::FP4CheckCUDAToolkitBase<CheckCUDAToolkitPass> {
   using Base::Base;
+  CheckCUDAToolkitPass() = default;
+  // The format option is re-registered; its value is copied by the pass
+  // manager (copyOptionValuesFrom).
+  CheckCUDAToolkitPass(const CheckCUDAToolkitPass &other) : Base(other) {}
+
+  /// The image format, a real enum declared once (GPUConfigOptions.h).
+  fp4::GPUImageFormatOption<Option, Pass> format{*this};
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -102,9 +127,10 @@ struct CheckCUDAToolkitPass
     for (StringRef tool : fp4::cudaToolsForFormat(format)) {
       if (fp4::findCUDATool(toolkit.path, tool))
         continue;
-      emitError(loc) << "format=" << format << " needs '" << tool
-                     << "' from the CUDA toolkit: not found in "
-                     << toolkit.path << "/bin (" << from
+      emitError(loc) << "format=" << fp4::stringifyGPUImageFormat(format)
+                     << " needs '" << tool
+                     << "' from the CUDA toolkit: not found in " << toolkit.path
+                     << "/bin (" << from
                      << ") nor on PATH; install the CUDA toolkit and set the "
                      << "pipeline option cuda-path=DIR or CUDA_ROOT=DIR "
                      << "(DIR/bin/" << tool << "), or use format=isa for PTX";
@@ -123,3 +149,12 @@ struct CheckCUDAToolkitPass
 };
 
 } // namespace
+
+std::unique_ptr<Pass> fp4::createFP4CheckCUDAToolkitPass(GPUImageFormat format,
+                                                         StringRef cudaPath) {
+  FP4CheckCUDAToolkitOptions options;
+  options.cudaPath = cudaPath.str();
+  auto pass = std::make_unique<CheckCUDAToolkitPass>(options);
+  pass->format = format;
+  return pass;
+}

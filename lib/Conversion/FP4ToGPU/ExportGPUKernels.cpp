@@ -1,12 +1,16 @@
 //===- ExportGPUKernels.cpp - fp4-export-gpu-kernels ----------------------===//
 //
 // Writes what a launcher without MLIR needs (python/fp4/gpu.py on the GPU
-// machine): each gpu.binary object as a file and kernels.json, the
-// fp4.gpu_kernels manifest with the image file of every kernel filled in.
+// machine): each gpu.binary object as a file and kernels.json, derived from
+// the module's #fp4.gpu_manifest (the launch plans the host code was built
+// from) with the image file of every kernel filled in. The manifest is
+// consumed (removed), with or without a directory to write to, so that the
+// module translates to LLVM IR with upstream's mlir-translate.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fp4/Conversion/Passes.h"
+#include "fp4/Dialect/FP4/IR/FP4Dialect.h"
 
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -24,27 +28,38 @@ using namespace mlir;
 
 namespace {
 
-llvm::json::Value toJSON(Attribute attr) {
-  if (auto s = dyn_cast<StringAttr>(attr))
-    return s.getValue().str();
-  // BoolAttr is an IntegerAttr of i1: test it first.
-  if (auto b = dyn_cast<BoolAttr>(attr))
-    return b.getValue();
-  if (auto i = dyn_cast<IntegerAttr>(attr))
-    return i.getInt();
-  if (auto a = dyn_cast<ArrayAttr>(attr)) {
-    llvm::json::Array out;
-    for (Attribute e : a)
-      out.push_back(toJSON(e));
-    return out;
+/// The kernels.json entries of `plan`, one per launch: the kernel, its
+/// module's image file, the op, variant, geometry and arguments (name,
+/// dtype, shape, whether scratch), the format python/fp4/gpu.py reads.
+void appendEntries(fp4::LaunchPlanAttr plan,
+                   const llvm::StringMap<std::string> &images,
+                   llvm::json::Array &entries) {
+  for (fp4::KernelLaunchAttr launch : plan.getLaunches()) {
+    llvm::json::Array args;
+    for (StringAttr name : launch.getArgs()) {
+      // The plan's verifier guarantees the buffer exists.
+      fp4::LaunchBufferAttr buffer = plan.lookupBuffer(name.getValue());
+      MemRefType type = buffer.getType();
+      args.push_back(llvm::json::Object{
+          {"name", name.getValue()},
+          {"dtype",
+           fp4::LaunchBufferAttr::getManifestDType(type.getElementType())},
+          {"shape", llvm::json::Array(type.getShape())},
+          {"scratch", plan.isScratch(name.getValue())},
+      });
+    }
+    entries.push_back(llvm::json::Object{
+        {"name", launch.getKernelName()},
+        {"module", launch.getKernelModuleName()},
+        {"image", images.lookup(launch.getKernelModuleName())},
+        {"op", plan.getOp()},
+        {"variant", launch.getVariant()},
+        {"grid", llvm::json::Array(launch.getGrid())},
+        {"block", llvm::json::Array(launch.getBlock())},
+        {"shared_bytes", launch.getSharedBytes()},
+        {"args", std::move(args)},
+    });
   }
-  if (auto d = dyn_cast<DictionaryAttr>(attr)) {
-    llvm::json::Object out;
-    for (NamedAttribute e : d)
-      out[e.getName().getValue()] = toJSON(e.getValue());
-    return out;
-  }
-  return nullptr;
 }
 
 StringRef extensionFor(gpu::CompilationTarget format) {
@@ -66,10 +81,14 @@ struct FP4ExportGPUKernelsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (dir.empty()) {
-      module.emitError("fp4-export-gpu-kernels: option dir is required");
-      return signalPassFailure();
-    }
+    // The manifest is consumed: the module must not keep an fp4 attribute,
+    // or mlir-translate (which does not know the fp4 dialect) cannot read
+    // the pipeline's output.
+    auto manifest = module->getAttrOfType<fp4::GPUManifestAttr>(
+        fp4::GPUManifestAttr::kAttrName);
+    module->removeAttr(fp4::GPUManifestAttr::kAttrName);
+    if (dir.empty())
+      return;
     if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
       module.emitError() << "fp4-export-gpu-kernels: cannot create '" << dir
                          << "': " << ec.message();
@@ -98,26 +117,27 @@ struct FP4ExportGPUKernelsPass
       os << object.getObject().getValue();
       images[binary.getSymName()] = file;
     }
-    auto kernels = module->getAttrOfType<ArrayAttr>("fp4.gpu_kernels");
+    // kernels.json is derived from the typed manifest convert-fp4-to-gpu
+    // recorded; a module without kernels gets an empty one.
     llvm::json::Array entries;
-    for (Attribute a : kernels ? kernels.getValue() : ArrayRef<Attribute>()) {
-      llvm::json::Value v = toJSON(a);
-      llvm::json::Object &entry = *v.getAsObject();
-      std::string moduleName = entry.getString("module")->str();
-      auto it = images.find(moduleName);
-      if (it == images.end()) {
-        module.emitError() << "fp4-export-gpu-kernels: no gpu.binary for "
-                              "kernel module '"
-                           << moduleName
-                           << "' (run after gpu-module-to-binary)";
-        return signalPassFailure();
+    if (manifest) {
+      for (fp4::LaunchPlanAttr plan : manifest.getPlans()) {
+        for (fp4::KernelLaunchAttr launch : plan.getLaunches()) {
+          if (images.contains(launch.getKernelModuleName()))
+            continue;
+          // On the location: module.emitError would attach the module.
+          emitError(module.getLoc())
+              << "fp4-export-gpu-kernels: no gpu.binary for "
+                 "kernel module '"
+              << launch.getKernelModuleName()
+              << "' (run after gpu-module-to-binary)";
+          return signalPassFailure();
+        }
+        appendEntries(plan, images, entries);
       }
-      entry["image"] = it->second;
-      entries.push_back(std::move(v));
     }
     llvm::json::Object root;
-    auto chipAttr = module->getAttrOfType<StringAttr>("fp4.gpu_chip");
-    root["chip"] = chipAttr ? chipAttr.getValue().str() : std::string();
+    root["chip"] = manifest ? manifest.getChip().str() : std::string();
     root["kernels"] = std::move(entries);
     SmallString<256> path(dir);
     llvm::sys::path::append(path, "kernels.json");

@@ -102,13 +102,15 @@ void ConvertFP4ToGPUPass::runOnOperation() {
   RewritePatternSet correctionPatterns(&getContext());
   populateFP4CorrectionToGPUPatterns(correctionPatterns, hooks);
   walkAndApplyPatterns(module, std::move(correctionPatterns));
-  if (missingModel)
+  if (missingModel || state.hasInvalidPlan())
     return signalPassFailure();
   HostRemarkListener listener;
   RewritePatternSet patterns(&getContext());
   populateFP4ToGPUConversionPatterns(patterns, state);
   walkAndApplyPatterns(module, std::move(patterns),
                        remarks ? &listener : nullptr);
+  if (state.hasInvalidPlan())
+    return signalPassFailure();
   state.finalize();
 }
 

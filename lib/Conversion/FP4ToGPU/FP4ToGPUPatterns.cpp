@@ -42,24 +42,6 @@ using namespace mlir::fp4;
 // FP4ToGPULoweringState
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-std::string dtypeName(Type type) {
-  if (type.isBF16())
-    return "bfloat16";
-  if (type.isF16())
-    return "float16";
-  if (type.isF32())
-    return "float32";
-  if (type.isInteger(8))
-    return "uint8";
-  if (type.isInteger(32))
-    return "int32";
-  return "unknown";
-}
-
-} // namespace
-
 gpu::GPUModuleOp FP4ToGPULoweringState::getOrCreateKernelModule() {
   if (kernelModule)
     return kernelModule;
@@ -82,82 +64,65 @@ std::string FP4ToGPULoweringState::nextKernelName(StringRef stem) {
   }
 }
 
-void FP4ToGPULoweringState::recordManifest(Operation *op,
-                                           const KernelPlan &plan,
-                                           ArrayRef<KernelArg> args) {
-  Builder b(op->getContext());
-  llvm::StringMap<MemRefType> types;
-  for (const KernelArg &arg : args)
-    types[arg.name] = arg.type;
+LaunchPlanAttr FP4ToGPULoweringState::buildLaunchPlan(Operation *op,
+                                                      const KernelPlan &plan,
+                                                      ArrayRef<KernelArg> args,
+                                                      size_t numInputs) {
+  MLIRContext *ctx = op->getContext();
+  auto buffer = [&](const KernelArg &arg) {
+    return LaunchBufferAttr::get(ctx, StringAttr::get(ctx, arg.name), arg.type);
+  };
+  SmallVector<LaunchBufferAttr> inputs, outputs, scratch;
+  for (auto [i, arg] : llvm::enumerate(args))
+    (i < numInputs ? inputs : outputs).push_back(buffer(arg));
   for (const KernelArg &arg : plan.scratch)
-    types[arg.name] = arg.type;
+    scratch.push_back(buffer(arg));
+  SmallVector<KernelLaunchAttr> launches;
   for (const KernelLaunch &l : plan.launches) {
-    SmallVector<Attribute> argAttrs;
-    for (const std::string &name : l.argNames) {
-      MemRefType t = types.lookup(name);
-      argAttrs.push_back(b.getDictionaryAttr({
-          b.getNamedAttr("name", b.getStringAttr(name)),
-          b.getNamedAttr("dtype",
-                         b.getStringAttr(dtypeName(t.getElementType()))),
-          b.getNamedAttr("shape", b.getI64ArrayAttr(t.getShape())),
-          b.getNamedAttr("scratch",
-                         b.getBoolAttr(!llvm::any_of(args, [&](auto &a) {
-                           return a.name == name;
-                         }))),
-      }));
-    }
-    manifest.push_back(b.getDictionaryAttr({
-        b.getNamedAttr("name",
-                       b.getStringAttr(gpu::GPUFuncOp(l.func).getName())),
-        b.getNamedAttr("module", b.getStringAttr(kernelModuleName)),
-        b.getNamedAttr("op", b.getStringAttr(op->getName().getStringRef())),
-        b.getNamedAttr("variant", b.getStringAttr(l.variant)),
-        b.getNamedAttr("grid", b.getI64ArrayAttr(l.grid)),
-        b.getNamedAttr("block", b.getI64ArrayAttr(l.block)),
-        b.getNamedAttr("shared_bytes", b.getI64IntegerAttr(l.sharedBytes)),
-        b.getNamedAttr("args", b.getArrayAttr(argAttrs)),
-    }));
+    SmallVector<StringAttr> names;
+    for (const std::string &n : l.argNames)
+      names.push_back(StringAttr::get(ctx, n));
+    launches.push_back(KernelLaunchAttr::get(
+        ctx,
+        SymbolRefAttr::get(
+            StringAttr::get(ctx, kernelModuleName),
+            {FlatSymbolRefAttr::get(gpu::GPUFuncOp(l.func).getNameAttr())}),
+        l.variant, l.grid, l.block, l.sharedBytes, names));
   }
+  // The kernel families build consistent plans; a broken one is a bug of
+  // theirs, reported here (the verifier's reason) rather than as a wrong
+  // launch later.
+  return LaunchPlanAttr::getChecked(
+      [&] {
+        return op->emitError("convert-fp4-to-gpu: invalid launch plan: ");
+      },
+      ctx, op->getName().getStringRef(), ArrayRef<LaunchBufferAttr>(inputs),
+      ArrayRef<LaunchBufferAttr>(outputs), ArrayRef<LaunchBufferAttr>(scratch),
+      ArrayRef<KernelLaunchAttr>(launches));
 }
 
-SmallVector<Value> FP4ToGPULoweringState::emitHostLaunch(
+FailureOr<SmallVector<Value>> FP4ToGPULoweringState::emitHostLaunch(
     RewriterBase &rewriter, Operation *op, const KernelPlan &plan,
     ArrayRef<KernelArg> args, ArrayRef<Value> inputTensors,
     ArrayRef<std::pair<std::string, RankedTensorType>> outputs) {
   Location loc = op->getLoc();
-  Builder attrs(rewriter.getContext());
+  LaunchPlanAttr launchPlan =
+      buildLaunchPlan(op, plan, args, inputTensors.size());
+  if (!launchPlan) {
+    // Nothing of the host side is created; the kernels go too.
+    for (const KernelLaunch &l : plan.launches)
+      if (l.func)
+        l.func->erase();
+    invalidPlan = true;
+    return failure();
+  }
 
-  // The launch function: memref arguments in manifest order (inputs, then
-  // outputs), declared here and given a body by fp4-gpu-materialize-launches.
+  // The launch function: memref arguments in plan order (inputs, then
+  // outputs), declared here with the plan and given a body by
+  // fp4-gpu-materialize-launches.
   SmallVector<Type> argTypes;
-  SmallVector<Attribute> argNames;
-  for (const KernelArg &arg : args) {
+  for (const KernelArg &arg : args)
     argTypes.push_back(arg.type);
-    argNames.push_back(attrs.getStringAttr(arg.name));
-  }
-  SmallVector<Attribute> scratch;
-  for (const KernelArg &s : plan.scratch)
-    scratch.push_back(attrs.getDictionaryAttr(
-        {attrs.getNamedAttr("name", attrs.getStringAttr(s.name)),
-         attrs.getNamedAttr("type", TypeAttr::get(s.type))}));
-  SmallVector<Attribute> launches;
-  for (const KernelLaunch &l : plan.launches) {
-    SmallVector<Attribute> names;
-    for (const std::string &n : l.argNames)
-      names.push_back(attrs.getStringAttr(n));
-    launches.push_back(attrs.getDictionaryAttr({
-        attrs.getNamedAttr(
-            "kernel", SymbolRefAttr::get(
-                          attrs.getStringAttr(kernelModuleName),
-                          {FlatSymbolRefAttr::get(
-                              gpu::GPUFuncOp(l.func).getNameAttr())})),
-        attrs.getNamedAttr("grid", attrs.getI64ArrayAttr(l.grid)),
-        attrs.getNamedAttr("block", attrs.getI64ArrayAttr(l.block)),
-        attrs.getNamedAttr("shared_bytes",
-                           attrs.getI64IntegerAttr(l.sharedBytes)),
-        attrs.getNamedAttr("args", attrs.getArrayAttr(names)),
-    }));
-  }
   std::string launchName =
       (gpu::GPUFuncOp(plan.launches.front().func).getName() + "_launch").str();
   func::FuncOp launchFunc;
@@ -168,15 +133,7 @@ SmallVector<Value> FP4ToGPULoweringState::emitHostLaunch(
                                       rewriter.getFunctionType(argTypes, {}));
   }
   launchFunc.setPrivate();
-  launchFunc->setAttr(
-      "fp4.gpu_launch",
-      attrs.getDictionaryAttr({
-          attrs.getNamedAttr("num_inputs",
-                             attrs.getI64IntegerAttr(inputTensors.size())),
-          attrs.getNamedAttr("args", attrs.getArrayAttr(argNames)),
-          attrs.getNamedAttr("scratch", attrs.getArrayAttr(scratch)),
-          attrs.getNamedAttr("launches", attrs.getArrayAttr(launches)),
-      }));
+  launchFunc->setAttr(LaunchPlanAttr::kAttrName, launchPlan);
 
   // The call site: host buffers of the inputs, fresh host buffers for the
   // outputs, the call, and the outputs as tensors again.
@@ -199,20 +156,23 @@ SmallVector<Value> FP4ToGPULoweringState::emitHostLaunch(
     results.push_back(bufferization::ToTensorOp::create(
         rewriter, loc, type, byName.lookup(name), /*restrict=*/true,
         /*writable=*/true));
-  recordManifest(op, plan, args);
+  plans.push_back(launchPlan);
   return results;
 }
 
 bool FP4ToGPULoweringState::finalize() {
-  if (manifest.empty())
+  if (plans.empty())
     return false;
   MLIRContext *ctx = module.getContext();
-  SmallVector<Attribute> all;
-  if (auto existing = module->getAttrOfType<ArrayAttr>("fp4.gpu_kernels"))
-    llvm::append_range(all, existing.getValue());
-  llvm::append_range(all, manifest);
-  module->setAttr("fp4.gpu_kernels", ArrayAttr::get(ctx, all));
-  module->setAttr("fp4.gpu_chip", StringAttr::get(ctx, target.chip));
+  // A module converted before (e.g. by another pattern user) keeps its
+  // plans, in front of ours.
+  SmallVector<LaunchPlanAttr> all;
+  if (auto existing =
+          module->getAttrOfType<GPUManifestAttr>(GPUManifestAttr::kAttrName))
+    llvm::append_range(all, existing.getPlans());
+  llvm::append_range(all, plans);
+  module->setAttr(GPUManifestAttr::kAttrName,
+                  GPUManifestAttr::get(ctx, target.chip, all));
   return true;
 }
 
@@ -280,6 +240,11 @@ bool hasEmptyDimension(ArrayRef<Type> types) {
     return shaped && shaped.hasStaticShape() && shaped.getNumElements() == 0;
   });
 }
+
+/// Match failure reason when emitHostLaunch rejected a family's plan (the
+/// error says why; the pass fails).
+constexpr StringLiteral kInvalidPlan =
+    "its kernel family built an invalid launch plan";
 
 /// A kernel family: builds one kernel plan for a spec or declines.
 template <typename Spec>
@@ -401,9 +366,11 @@ struct ConvertMatmul : public FP4ToGPUPattern<MatmulOp> {
     Location loc = op.getLoc();
     SmallVector<Value> inputs = materializeArgs(rewriter, loc, lhs);
     llvm::append_range(inputs, materializeArgs(rewriter, loc, rhs));
-    SmallVector<Value> results = state.emitHostLaunch(
+    FailureOr<SmallVector<Value>> results = state.emitHostLaunch(
         rewriter, op, *plan, spec.args, inputs, {{"result", resultType}});
-    rewriter.replaceOp(op, results.front());
+    if (failed(results))
+      return rewriter.notifyMatchFailure(op, kInvalidPlan);
+    rewriter.replaceOp(op, results->front());
     return success();
   }
 };
@@ -473,9 +440,11 @@ struct ConvertQuantize : public FP4ToGPUPattern<QuantizeOp> {
     SmallVector<std::pair<std::string, RankedTensorType>> outputs;
     for (auto [t, n] : llvm::zip(componentTypes, names))
       outputs.push_back({n, cast<RankedTensorType>(t)});
-    SmallVector<Value> results =
+    FailureOr<SmallVector<Value>> results =
         state.emitHostLaunch(rewriter, op, *plan, spec.args, {input}, outputs);
-    Value packed = PackOp::create(rewriter, op.getLoc(), resultType, results);
+    if (failed(results))
+      return rewriter.notifyMatchFailure(op, kInvalidPlan);
+    Value packed = PackOp::create(rewriter, op.getLoc(), resultType, *results);
     rewriter.replaceOp(op, packed);
     if (rotate && rotate->use_empty())
       rewriter.eraseOp(rotate);
@@ -523,9 +492,11 @@ struct ConvertDequantize : public FP4ToGPUPattern<DequantizeOp> {
       });
     SmallVector<Value> inputs =
         materializeArgs(rewriter, op.getLoc(), op.getInput());
-    SmallVector<Value> results = state.emitHostLaunch(
+    FailureOr<SmallVector<Value>> results = state.emitHostLaunch(
         rewriter, op, *plan, spec.args, inputs, {{"result", resultType}});
-    rewriter.replaceOp(op, results.front());
+    if (failed(results))
+      return rewriter.notifyMatchFailure(op, kInvalidPlan);
+    rewriter.replaceOp(op, results->front());
     return success();
   }
 };

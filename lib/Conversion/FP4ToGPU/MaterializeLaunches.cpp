@@ -10,10 +10,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp4/Conversion/Passes.h"
+#include "fp4/Dialect/FP4/IR/FP4Dialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace mlir::fp4 {
@@ -25,14 +27,7 @@ using namespace mlir;
 
 namespace {
 
-SmallVector<int64_t> ints(Attribute attr) {
-  SmallVector<int64_t> out;
-  for (Attribute a : cast<ArrayAttr>(attr))
-    out.push_back(cast<IntegerAttr>(a).getInt());
-  return out;
-}
-
-LogicalResult materialize(func::FuncOp func, DictionaryAttr plan) {
+LogicalResult materialize(func::FuncOp func, fp4::LaunchPlanAttr plan) {
   Location loc = func.getLoc();
   OpBuilder b(func.getContext());
   Block *entry = func.addEntryBlock();
@@ -51,24 +46,22 @@ LogicalResult materialize(func::FuncOp func, DictionaryAttr plan) {
     return op.getMemref();
   };
 
-  auto names = cast<ArrayAttr>(plan.get("args"));
-  int64_t numInputs = cast<IntegerAttr>(plan.get("num_inputs")).getInt();
-  if (names.size() != func.getNumArguments())
-    return func.emitError("fp4.gpu_launch: argument names do not match the "
-                          "function type");
-  for (auto [i, nameAttr] : llvm::enumerate(names)) {
-    StringRef name = cast<StringAttr>(nameAttr).getValue();
+  // The dialect verifier has checked the function type against the plan's
+  // inputs and outputs, and that every launch argument names a buffer.
+  size_t numInputs = plan.getInputs().size();
+  for (auto [i, buffer] :
+       llvm::enumerate(llvm::concat<const fp4::LaunchBufferAttr>(
+           plan.getInputs(), plan.getOutputs()))) {
     Value host = entry->getArgument(i);
-    Value dev = alloc(name, cast<MemRefType>(host.getType()));
-    if (static_cast<int64_t>(i) < numInputs)
+    Value dev = alloc(buffer.getName().getValue(), buffer.getType());
+    if (i < numInputs)
       token = gpu::MemcpyOp::create(b, loc, tokenType, ValueRange{token}, dev,
                                     host)
                   .getAsyncToken();
   }
-  for (Attribute a : cast<ArrayAttr>(plan.get("scratch"))) {
-    auto s = cast<DictionaryAttr>(a);
-    auto type = cast<MemRefType>(cast<TypeAttr>(s.get("type")).getValue());
-    Value dev = alloc(cast<StringAttr>(s.get("name")).getValue(), type);
+  for (fp4::LaunchBufferAttr s : plan.getScratch()) {
+    MemRefType type = s.getType();
+    Value dev = alloc(s.getName().getValue(), type);
     Type elt = type.getElementType();
     Value zero = isa<FloatType>(elt)
                      ? Value(arith::ConstantOp::create(
@@ -82,35 +75,25 @@ LogicalResult materialize(func::FuncOp func, DictionaryAttr plan) {
   auto idx = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  for (Attribute a : cast<ArrayAttr>(plan.get("launches"))) {
-    auto l = cast<DictionaryAttr>(a);
-    SmallVector<int64_t> grid = ints(l.get("grid"));
-    SmallVector<int64_t> block = ints(l.get("block"));
+  for (fp4::KernelLaunchAttr l : plan.getLaunches()) {
+    ArrayRef<int64_t> grid = l.getGrid(), block = l.getBlock();
     SmallVector<Value> operands;
-    for (Attribute n : cast<ArrayAttr>(l.get("args"))) {
-      Value v = device.lookup(cast<StringAttr>(n).getValue());
-      if (!v)
-        return func.emitError() << "fp4.gpu_launch: unknown buffer " << n;
-      operands.push_back(v);
-    }
-    Value smem = arith::ConstantIntOp::create(
-        b, loc, b.getI32Type(),
-        cast<IntegerAttr>(l.get("shared_bytes")).getInt());
+    for (StringAttr n : l.getArgs())
+      operands.push_back(device.lookup(n.getValue()));
+    Value smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                              l.getSharedBytes());
     auto launch = gpu::LaunchFuncOp::create(
-        b, loc, cast<SymbolRefAttr>(l.get("kernel")),
+        b, loc, l.getKernel(),
         gpu::KernelDim3{idx(grid[0]), idx(grid[1]), idx(grid[2])},
         gpu::KernelDim3{idx(block[0]), idx(block[1]), idx(block[2])}, smem,
         operands, tokenType, ValueRange{token});
     token = launch.getAsyncToken();
   }
-  for (auto [i, nameAttr] : llvm::enumerate(names)) {
-    if (static_cast<int64_t>(i) < numInputs)
-      continue;
-    token = gpu::MemcpyOp::create(
-                b, loc, tokenType, ValueRange{token}, entry->getArgument(i),
-                device.lookup(cast<StringAttr>(nameAttr).getValue()))
+  for (auto [i, buffer] : llvm::enumerate(plan.getOutputs()))
+    token = gpu::MemcpyOp::create(b, loc, tokenType, ValueRange{token},
+                                  entry->getArgument(numInputs + i),
+                                  device.lookup(buffer.getName().getValue()))
                 .getAsyncToken();
-  }
   for (Value dev : owned)
     token = gpu::DeallocOp::create(b, loc, tokenType, ValueRange{token}, dev)
                 .getAsyncToken();
@@ -124,12 +107,20 @@ struct FP4MaterializeGPULaunchesPass
           FP4MaterializeGPULaunchesPass> {
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
-      auto plan = func->getAttrOfType<DictionaryAttr>("fp4.gpu_launch");
-      if (!plan || !func.isExternal())
+      auto plan = func->getAttrOfType<fp4::LaunchPlanAttr>(
+          fp4::LaunchPlanAttr::kAttrName);
+      if (!plan)
         continue;
+      if (!func.isExternal()) {
+        func.emitError() << "fp4-gpu-materialize-launches: the launch "
+                            "function already has a body";
+        return signalPassFailure();
+      }
       if (failed(materialize(func, plan)))
         return signalPassFailure();
-      func->removeAttr("fp4.gpu_launch");
+      // The plan is consumed; the module's fp4.gpu_manifest keeps a copy
+      // for fp4-export-gpu-kernels.
+      func->removeAttr(fp4::LaunchPlanAttr::kAttrName);
     }
   }
 };

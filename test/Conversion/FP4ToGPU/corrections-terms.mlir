@@ -5,15 +5,14 @@
 // family (densify + matmul + accumulate); the other terms are gathers.
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90" -verify-diagnostics | FileCheck %s
 
-// CHECK: module attributes {fp4.gpu_chip = "sm_90", fp4.gpu_kernels =
-// CHECK-SAME: name = "fp4_correction_0", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "correction_gather"
-// CHECK-SAME: name = "fp4_correction_1", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "correction_gather"
-// CHECK-SAME: name = "fp4_correction_2", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "correction_gather"
-// CHECK-SAME: name = "fp4_densify_3", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "densify"
-// CHECK-SAME: name = "fp4_accumulate_4", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "accumulate"
-// CHECK-SAME: name = "fp4_correction_5", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "correction_gather"
-// CHECK-SAME: name = "fp4_matmul_6", op = "fp4.matmul", shared_bytes = 0 : i64, variant = "decode_w4a16"
-
+// CHECK: module attributes {fp4.gpu_manifest = #fp4.gpu_manifest<chip = "sm_90", plans = [
+// CHECK-SAME: <op = "fp4.correction_matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_correction_0, variant = "correction_gather", {{[^>]*}}shared_bytes = 0, args = [{{[^]]*}}]>]>
+// CHECK-SAME: <op = "fp4.correction_matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_correction_1, variant = "correction_gather", {{[^>]*}}shared_bytes = 0, args = [{{[^]]*}}]>]>
+// CHECK-SAME: <op = "fp4.correction_matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_correction_2, variant = "correction_gather", {{[^>]*}}shared_bytes = 0, args = [{{[^]]*}}]>]>
+// CHECK-SAME: <op = "fp4.correction_matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_densify_3, variant = "densify", {{[^>]*}}shared_bytes = 0, args = [{{[^]]*}}]>]>
+// CHECK-SAME: <op = "fp4.correction_matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_accumulate_4, variant = "accumulate", {{[^>]*}}shared_bytes = 0, args = [{{[^]]*}}]>]>
+// CHECK-SAME: <op = "fp4.correction_matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_correction_5, variant = "correction_gather", {{[^>]*}}shared_bytes = 0, args = [{{[^]]*}}]>]>
+// CHECK-SAME: <op = "fp4.matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_matmul_6, variant = "decode_w4a16", {{[^>]*}}shared_bytes = 0, args = [{{[^]]*}}]>]>
 // CHECK-LABEL: func.func @terms(
 // CHECK-NOT: fp4.{{matmul|correction_matmul}}
 // CHECK: call @fp4_correction_0_launch(

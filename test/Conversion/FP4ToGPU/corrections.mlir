@@ -11,20 +11,16 @@
 // corrections-terms.mlir has the per-term kernels.
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90" -verify-diagnostics | FileCheck %s
 
-// CHECK: module attributes {fp4.gpu_chip = "sm_90", fp4.gpu_kernels =
-// CHECK-SAME: name = "fp4_rotate_0", op = "fp4.rotate", shared_bytes = 0 : i64, variant = "rotate"
-// CHECK-SAME: name = "fp4_split_outliers_1", op = "fp4.split_outliers", shared_bytes = 0 : i64, variant = "split_outliers"
-// CHECK-SAME: {dtype = "float32", name = "input", scratch = false, shape = [16, 256]}, {dtype = "uint8", name = "quantized.codes", scratch = false, shape = [16, 128]}, {dtype = "uint8", name = "quantized.scales", scratch = false, shape = [16, 8]}, {dtype = "bfloat16", name = "values", scratch = false, shape = [16, 64, 2]}, {dtype = "uint8", name = "indices", scratch = false, shape = [16, 64, 2]}]
-// CHECK-SAME: name = "fp4_residual_2", op = "fp4.residual", shared_bytes = 0 : i64, variant = "residual_topk"
-// CHECK-SAME: {dtype = "uint8", name = "group0.dense.codes", scratch = false, shape = [16, 128]}, {dtype = "uint8", name = "group0.dense.scales", scratch = false, shape = [16, 8]}, {dtype = "bfloat16", name = "group0.values", scratch = false, shape = [16, 8, 2]}, {dtype = "uint8", name = "group0.indices", scratch = false, shape = [16, 8, 2]}, {dtype = "bfloat16", name = "group1.values", scratch = false, shape = [16, 64, 2]}, {dtype = "uint8", name = "group1.indices", scratch = false, shape = [16, 64, 2]}, {dtype = "bfloat16", name = "stacked0", scratch = false, shape = [32, 256]}, {dtype = "float32", name = "summed_t", scratch = false, shape = [256, 16]}]
-// CHECK-SAME: name = "fp4_stack_activations_5", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "stack_activations"
-// CHECK-SAME: {dtype = "bfloat16", name = "stacked0", scratch = false, shape = [32, 256]}, {dtype = "uint8", name = "weight.codes", scratch = false, shape = [96, 128]}, {dtype = "uint8", name = "weight.scales", scratch = false, shape = [96, 8]}, {dtype = "float32", name = "product0", scratch = false, shape = [32, 96]}]
-// CHECK-SAME: name = "fp4_matmul_6", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "decode_w4a16"
-// CHECK-SAME: block = [128, 1, 1], grid = [24, 1, 1], module = "fp4_kernels", name = "fp4_stacked_epilogue_7", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "stacked_epilogue_warp"
-// CHECK-SAME: name = "fp4_split_channels_8", op = "fp4.split_channels", shared_bytes = 0 : i64, variant = "split_channels"
-// CHECK-SAME: name = "fp4_correction_10", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "correction_gather"
-// CHECK-SAME: name = "fp4_matmul_14", op = "fp4.matmul", shared_bytes = {{[0-9]+}} : i64, variant = "prefill_w4a16_smem"
-
+// CHECK: module attributes {fp4.gpu_manifest = #fp4.gpu_manifest<chip = "sm_90", plans = [
+// CHECK-SAME: <op = "fp4.rotate", {{[^@]*}}launches = [<@fp4_kernels::@fp4_rotate_0, variant = "rotate", {{[^>]*}}>]>
+// CHECK-SAME: <op = "fp4.split_outliers", {{[^@]*}}launches = [<@fp4_kernels::@fp4_split_outliers_1, variant = "split_outliers", {{[^>]*}}>]>
+// CHECK-SAME: <op = "fp4.residual", inputs = ["input" : memref<16x256xf32>, "quantized.codes" : memref<16x128xi8>, "quantized.scales" : memref<16x8xi8>], outputs = ["values" : memref<16x64x2xbf16>, "indices" : memref<16x64x2xi8>], scratch = [], launches = [<@fp4_kernels::@fp4_residual_2, variant = "residual_topk", grid = [8, 1, 1], block = [128, 1, 1], shared_bytes = 0, args = ["input", "quantized.codes", "quantized.scales", "values", "indices"]>]>
+// CHECK-SAME: <op = "fp4.correction_matmul", inputs = ["group0.dense.codes" : memref<16x128xi8>, "group0.dense.scales" : memref<16x8xi8>, "group0.values" : memref<16x8x2xbf16>, "group0.indices" : memref<16x8x2xi8>, "group1.values" : memref<16x64x2xbf16>, "group1.indices" : memref<16x64x2xi8>], outputs = ["stacked0" : memref<32x256xbf16>, "summed_t" : memref<256x16xf32>], scratch = [], launches = [<@fp4_kernels::@fp4_stack_activations_5, variant = "stack_activations", {{[^>]*}}>]>
+// CHECK-SAME: <op = "fp4.correction_matmul", inputs = ["stacked0" : memref<32x256xbf16>, "weight.codes" : memref<96x128xi8>, "weight.scales" : memref<96x8xi8>], outputs = ["product0" : memref<32x96xf32>], scratch = [], launches = [<@fp4_kernels::@fp4_matmul_6, variant = "decode_w4a16", {{[^>]*}}>]>
+// CHECK-SAME: <op = "fp4.correction_matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_stacked_epilogue_7, variant = "stacked_epilogue_warp", grid = [24, 1, 1], block = [128, 1, 1], shared_bytes = 0, {{[^>]*}}>]>
+// CHECK-SAME: <op = "fp4.split_channels", {{[^@]*}}launches = [<@fp4_kernels::@fp4_split_channels_8, variant = "split_channels", {{[^>]*}}>]>
+// CHECK-SAME: <op = "fp4.correction_matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_correction_10, variant = "correction_gather", {{[^>]*}}>]>
+// CHECK-SAME: <op = "fp4.matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_matmul_14, variant = "prefill_w4a16_smem", grid = [1, 2, 1], block = [256, 1, 1], shared_bytes = {{[0-9]+}}, {{[^>]*}}>]>]>
 // CHECK-LABEL: func.func @full(
 // CHECK-NOT: fp4.{{rotate|split_outliers|residual|quantize|matmul|correction_matmul}}
 // CHECK: call @fp4_rotate_0_launch(

@@ -18,8 +18,7 @@
 // the weights loaded one iteration earlier. The empty asm after
 // the loads keeps LLVM from sinking them back into the using iteration.
 // CHECK-LABEL: module attributes
-// CHECK-SAME: block = [128, 1, 1], grid = [896, 1, 1]
-// CHECK-SAME: variant = "decode_w4a16"
+// CHECK-SAME: variant = "decode_w4a16", grid = [896, 1, 1], block = [128, 1, 1]
 // CHECK: gpu.func @fp4_matmul_0(%[[X:.*]]: memref<1x4096xbf16> {llvm.noalias, llvm.readonly}, %[[C:.*]]: memref<14336x2048xi8> {llvm.noalias, llvm.readonly}, %[[S:.*]]: memref<14336x128xi8> {llvm.noalias, llvm.readonly}, %[[Y:.*]]: memref<1x14336xf32> {llvm.noalias}) workgroup(%[[SMEM:.*]] : memref<512xf32, #gpu.address_space<workgroup>>) kernel
 // CHECK: vector.load %[[C]][{{.*}}] {alignment = 16 : i64} : memref<14336x2048xi8>, vector<16xi8>
 // CHECK: vector.bitcast {{.*}} : vector<16xi8> to vector<4xi32>
@@ -59,7 +58,7 @@
 // CHECK: memref.store %{{.*}}, %[[Y]][{{.*}}] : memref<1x14336xf32>
 
 // OPT-LABEL: module attributes
-// OPT-SAME: block = [64, 1, 1], grid = [896, 1, 1]
+// OPT-SAME: grid = [896, 1, 1], block = [64, 1, 1]
 // OPT-NOT: llvm.inline_asm
 // OPT-NOT: vector.load
 // OPT: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32) {
@@ -79,8 +78,7 @@ func.func @w4a16_m1(%x: tensor<1x4096xbf16>, %w: !fp4.tensor<14336x4096xf4E2M1FN
 // a last half chunk (64 of 128 elements) on one warp, its units beyond K
 // zeroed (codes, activations) with benign scale bytes (127).
 // CHECK-LABEL: module attributes
-// CHECK-SAME: block = [128, 1, 1], grid = [7, 1, 1]
-// CHECK-SAME: variant = "decode_w4a16"
+// CHECK-SAME: variant = "decode_w4a16", grid = [7, 1, 1], block = [128, 1, 1]
 // CHECK: gpu.func @fp4_matmul_0(%[[X:.*]]: memref<16x4160xbf16>
 // CHECK: arith.minui %{{.*}}, %c99
 // CHECK: arith.minui %{{.*}}, %c15
@@ -189,7 +187,7 @@ func.func @declined(%xh: tensor<2x256xf16>, %w: !fp4.tensor<64x256xf4E2M1FN, #fp
 // M = 17 needs a third n-tile: the decode kernel takes up to four (32
 // rows, the fused correction chain's stacked activations) when decode-max-m
 // sends it there.
-// MAXM: module attributes {{.*}}shape = [17, 64]{{.*}}variant = "decode_w4a16"
+// MAXM: module attributes {{.*}}"result" : memref<17x64xf32>{{.*}}variant = "decode_w4a16"
 func.func @seventeen_rows(%x: tensor<17x256xbf16>, %w: !fp4.tensor<64x256xf4E2M1FN, #fp4.mxfp4, axis = 1>) -> tensor<17x64xf32> {
   %y = fp4.matmul %x, %w : tensor<17x256xbf16>, !fp4.tensor<64x256xf4E2M1FN, #fp4.mxfp4, axis = 1> -> tensor<17x64xf32>
   return %y : tensor<17x64xf32>
@@ -199,7 +197,7 @@ func.func @seventeen_rows(%x: tensor<17x256xbf16>, %w: !fp4.tensor<64x256xf4E2M1
 
 // M = 33 is beyond the decode kernel's four n-tiles even when decode-max-m
 // sends it there: another family takes it.
-// MAXM64: module attributes {{.*}}shape = [33, 64]{{.*}}variant = "{{reference|prefill_w4a16(_smem)?}}"
+// MAXM64: module attributes {{.*}}"result" : memref<33x64xf32>{{.*}}variant = "{{reference|prefill_w4a16(_smem)?}}"
 func.func @thirty_three_rows(%x: tensor<33x256xbf16>, %w: !fp4.tensor<64x256xf4E2M1FN, #fp4.mxfp4, axis = 1>) -> tensor<33x64xf32> {
   %y = fp4.matmul %x, %w : tensor<33x256xbf16>, !fp4.tensor<64x256xf4E2M1FN, #fp4.mxfp4, axis = 1> -> tensor<33x64xf32>
   return %y : tensor<33x64xf32>

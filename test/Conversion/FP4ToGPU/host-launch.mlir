@@ -7,12 +7,12 @@
 
 !w = !fp4.tensor<40x256xf4E2M1FN, #fp4.mxfp4<block_size = 32>, axis = 1>
 
-// CHECK: module attributes {fp4.gpu_chip = "sm_90", fp4.gpu_kernels = [{args = [{dtype = "bfloat16", name = "lhs", scratch = false, shape = [3, 256]}, {dtype = "uint8", name = "rhs.codes", scratch = false, shape = [40, 128]}, {dtype = "uint8", name = "rhs.scales", scratch = false, shape = [40, 8]}, {dtype = "float32", name = "result", scratch = false, shape = [3, 40]}]
+// The plan, typed (#fp4.launch_plan): on the launch function, and in the
+// module's manifest (#fp4.gpu_manifest) that kernels.json is derived from.
+// CHECK: module attributes {fp4.gpu_manifest = #fp4.gpu_manifest<chip = "sm_90", plans = [<op = "fp4.matmul", inputs = ["lhs" : memref<3x256xbf16>, "rhs.codes" : memref<40x128xi8>, "rhs.scales" : memref<40x8xi8>], outputs = ["result" : memref<3x40xf32>], scratch = [], launches = [<@fp4_kernels::@fp4_matmul_0, variant = "decode_w4a16", grid = [3, 1, 1], block = [32, 1, 1], shared_bytes = 0, args = ["lhs", "rhs.codes", "rhs.scales", "result"]>]>]>
 // CHECK-SAME: gpu.container_module
 // CHECK: func.func private @fp4_matmul_0_launch(memref<3x256xbf16>, memref<40x128xi8>, memref<40x8xi8>, memref<3x40xf32>)
-// CHECK-SAME: fp4.gpu_launch = {args = ["lhs", "rhs.codes", "rhs.scales", "result"], launches = [{args = ["lhs", "rhs.codes", "rhs.scales", "result"]
-// CHECK-SAME: kernel = @fp4_kernels::@fp4_matmul_0
-// CHECK-SAME: num_inputs = 3 : i64, scratch = []}
+// CHECK-SAME: attributes {fp4.launch_plan = #fp4.launch_plan<op = "fp4.matmul", inputs = ["lhs" : memref<3x256xbf16>, "rhs.codes" : memref<40x128xi8>, "rhs.scales" : memref<40x8xi8>], outputs = ["result" : memref<3x40xf32>], scratch = [], launches = [<@fp4_kernels::@fp4_matmul_0, variant = "decode_w4a16", grid = [3, 1, 1], block = [32, 1, 1], shared_bytes = 0, args = ["lhs", "rhs.codes", "rhs.scales", "result"]>]>}
 // CHECK-LABEL: func.func @matmul(
 // CHECK-SAME: %[[A:.*]]: tensor<3x256xbf16>, %[[W:.*]]: !fp4.tensor
 // CHECK: %[[C:.*]]:2 = fp4.unpack %[[W]]

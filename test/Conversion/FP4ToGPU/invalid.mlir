@@ -6,6 +6,10 @@
 // RUN: not fp4-opt %s -fp4-gpu-select-config="chip=sm_75" 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not fp4-opt %s -convert-fp4-to-gpu="prefill-dequant=global" 2>&1 | FileCheck %s --check-prefix=DEQUANT
 // RUN: not fp4-opt %s -fp4-pipeline-nvvm="prefill-dequant=global" 2>&1 | FileCheck %s --check-prefix=DEQUANT
+// The image format is an enum too (GPUImageFormatOption), in the pipeline
+// and in fp4-check-cuda-toolkit.
+// RUN: not fp4-opt %s -fp4-pipeline-nvvm="format=ptx" 2>&1 | FileCheck %s --check-prefix=FORMAT
+// RUN: not fp4-opt %s -fp4-check-cuda-toolkit="format=cubin" 2>&1 | FileCheck %s --check-prefix=FORMAT-CHECK
 // Configurations beyond the chip's limits (ChipDescription).
 // RUN: not fp4-opt %s -convert-fp4-to-gpu="prefill-warps-m=8 prefill-warps-n=8" 2>&1 | FileCheck %s --check-prefix=THREADS
 // RUN: not fp4-opt %s -convert-fp4-to-gpu="decode-warps=16 decode-max-registers=255" 2>&1 | FileCheck %s --check-prefix=REGFILE
@@ -32,6 +36,8 @@ module {
 // PIPE: invalid options for pipeline 'fp4-pipeline-nvvm' (`chip=sm_75`): for the --chip option: 'sm_75' is not a valid value; valid: sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a, sm_120a
 // CHIP: for the --chip option: 'sm_75' is not a valid value; valid: sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a, sm_120a
 // DEQUANT: for the --prefill-dequant option: 'global' is not a valid value; valid: shared, registers
+// FORMAT: invalid options for pipeline 'fp4-pipeline-nvvm' (`format=ptx`): for the --format option: 'ptx' is not a valid value; valid: isa, bin, fatbin
+// FORMAT-CHECK: for the --format option: 'cubin' is not a valid value; valid: isa, bin, fatbin
 // THREADS: convert-fp4-to-gpu: the options give gpu_config #fp4.gpu_config<family = prefill, warps_m = 8, warps_n = 8> needs 2048 threads per block; sm_90 has at most 1024
 // REGFILE: convert-fp4-to-gpu: the options give gpu_config #fp4.gpu_config<family = decode, warps = 16, max_registers = 255>: 512 threads x 255 registers exceed sm_90's register file of 65536 per SM
 // MAXM: fp4-gpu-select-config: option decode-max-m=65 is out of range (0..64)

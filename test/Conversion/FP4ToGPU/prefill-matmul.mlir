@@ -3,10 +3,7 @@
 // W4A16 MXFP4, whole tiles: 128x128x64 CTA tiles, 8 warps, 3-stage ring in
 // dynamic shared memory (3 x (16 KB bf16 A + 4 KB codes) = 61440 bytes).
 // CHECK-LABEL: module attributes
-// CHECK-SAME: block = [256, 1, 1]
-// CHECK-SAME: grid = [2, 2, 1]
-// CHECK-SAME: shared_bytes = 61440
-// CHECK-SAME: variant = "prefill_w4a16"
+// CHECK-SAME: variant = "prefill_w4a16", grid = [2, 2, 1], block = [256, 1, 1], shared_bytes = 61440,
 // CHECK: gpu.func @fp4_matmul_0(%{{.*}}: memref<256x512xbf16> {llvm.noalias, llvm.readonly}, %{{.*}}: memref<256x256xi8> {llvm.noalias, llvm.readonly}, %{{.*}}: memref<256x16xi8> {llvm.noalias, llvm.readonly}, %{{.*}}: memref<256x256xf32> {llvm.noalias}) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
 // CHECK: gpu.dynamic_shared_memory
 // CHECK: memref.view {{.*}} to memref<3x128x64xbf16, #gpu.address_space<workgroup>>
@@ -59,9 +56,7 @@ func.func @w4a16_mxfp4(%x: tensor<256x512xbf16>, %w: !fp4.tensor<256x512xf4E2M1F
 // double-buffered bf16 tile one K tile ahead, so the loop waits for one more
 // tile; the tensor scales and 2^16 (2^8 per operand) scale the result.
 // CHECK-LABEL: module attributes
-// CHECK-SAME: grid = [3, 2, 1]
-// CHECK-SAME: shared_bytes = 57344
-// CHECK-SAME: variant = "prefill_w4a4"
+// CHECK-SAME: variant = "prefill_w4a4", grid = [3, 2, 1], {{[^>]*}}shared_bytes = 57344,
 // CHECK: gpu.func @fp4_matmul_0
 // CHECK: memref.view {{.*}} to memref<3x128x32xi8, #gpu.address_space<workgroup>>
 // CHECK: memref.view {{.*}}[%c24576{{.*}} to memref<2x128x32xi32, #gpu.address_space<workgroup>>
@@ -110,10 +105,8 @@ func.func @odd_n(%x: tensor<40x64xbf16>, %w: !fp4.tensor<77x64xf4E2M1FN, #fp4.mx
 // sums folded into the accumulators every 4 K tiles; W4A4 with partial sums
 // narrows the N tile to 64 (two accumulator sets must fit in registers).
 // CHECK-LABEL: module attributes
-// CHECK-SAME: grid = [3, 2, 1]
-// CHECK-SAME: variant = "prefill_w4a16"
-// CHECK-SAME: grid = [5, 2, 1]
-// CHECK-SAME: variant = "prefill_w4a4"
+// CHECK-SAME: variant = "prefill_w4a16", grid = [3, 2, 1]
+// CHECK-SAME: variant = "prefill_w4a4", grid = [5, 2, 1]
 // CHECK: gpu.func @fp4_matmul_0
 // CHECK: scf.for
 // CHECK: nvvm.mma.sync

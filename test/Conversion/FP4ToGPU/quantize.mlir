@@ -33,8 +33,7 @@ func.func @mx_hadamard32(%x: tensor<512x4096xbf16>) -> !q0 {
 // A small activation takes 8-element chunks: the Hadamard stages h = 8, 16
 // and the block max cross 4 lanes by xor shuffles (offsets 1, 2); with a
 // seed, lane-dependent sign selects. Codes are one 4-byte store per thread.
-// CHECK: block = [64, 1, 1], grid = [128, 1, 1]
-// CHECK-SAME: variant = "quantize_mxfp4_hadamard32"
+// CHECK: variant = "quantize_mxfp4_hadamard32", grid = [128, 1, 1], block = [64, 1, 1]
 // CHECK-LABEL: gpu.func @fp4_quantize_0(
 // CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<16x4096xbf16>, vector<8xbf16>
 // CHECK: arith.negf
@@ -56,12 +55,9 @@ func.func @mx_hadamard32_small(%x: tensor<16x4096xbf16>) -> !q1 {
 // zeroed scratch word (unsigned atomic max), then the quantizer reads it,
 // computes g_enc / g_dec, and thread 0 stores the tensor scale.
 // The plan: amax first, both with the scratch buffer.
-// CHECK: name = "scratch.amax", scratch = true
-// CHECK-SAME: name = "fp4_quantize_0_amax"
-// CHECK-SAME: variant = "tensor_amax"
-// CHECK: name = "scratch.amax", scratch = true
-// CHECK-SAME: name = "fp4_quantize_0"
-// CHECK-SAME: variant = "quantize_nvfp4"
+// CHECK: scratch = ["scratch.amax" : memref<1xi32>], launches = [
+// CHECK-SAME: <@fp4_kernels::@fp4_quantize_0_amax, variant = "tensor_amax", {{[^>]*}}"scratch.amax"
+// CHECK-SAME: <@fp4_kernels::@fp4_quantize_0, variant = "quantize_nvfp4", {{[^>]*}}"scratch.amax"
 // CHECK-LABEL: gpu.func @fp4_quantize_0_amax(
 // CHECK-SAME: memref<48x256xbf16> {llvm.noalias, llvm.readonly}
 // CHECK-SAME: %[[AMAX:[^:]*]]: memref<1xi32> {llvm.noalias})

@@ -26,18 +26,18 @@
 
 // convert-fp4-to-gpu selects the same configs (and honours the op's own:
 // the M = 1 matmul with the reference config gets the reference kernel).
-// CONV: name = "fp4_matmul_0", op = "fp4.matmul", shared_bytes = 0 : i64, variant = "decode_w4a16"
-// CONV: name = "fp4_matmul_1", op = "fp4.matmul", shared_bytes = {{[0-9]+}} : i64, variant = "prefill_w4a16_smem"
-// CONV: name = "fp4_matmul_2", op = "fp4.matmul", shared_bytes = 0 : i64, variant = "reference"
-// CONV: block = [256, 1, 1], grid = [1, 1, 1], module = "fp4_kernels", name = "fp4_dequantize_4"
+// CONV: <op = "fp4.matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_matmul_0, variant = "decode_w4a16", {{[^>]*}}shared_bytes = 0,
+// CONV: <op = "fp4.matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_matmul_1, variant = "prefill_w4a16_smem", {{[^>]*}}shared_bytes = {{[0-9]+}},
+// CONV: <op = "fp4.matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_matmul_2, variant = "reference", {{[^>]*}}shared_bytes = 0,
+// CONV: <@fp4_kernels::@fp4_dequantize_4, variant = {{"[a-z0-9_]*"}}, grid = [1, 1, 1], block = [256, 1, 1]
 
 // The kernels follow the attached configs (four stages of registers
 // dequantization, 128-thread dequantizer) exactly as they follow the same
 // options given to convert-fp4-to-gpu.
-// HONOUR: block = [256, 1, 1], grid = [2, 1, 1], module = "fp4_kernels", name = "fp4_matmul_0", op = "fp4.matmul", shared_bytes = 81920 : i64, variant = "prefill_w4a16"
-// HONOUR: block = [256, 1, 1], grid = [2, 1, 1], module = "fp4_kernels", name = "fp4_matmul_1", op = "fp4.matmul", shared_bytes = 81920 : i64, variant = "prefill_w4a16"
-// HONOUR: name = "fp4_matmul_2", op = "fp4.matmul", shared_bytes = 0 : i64, variant = "reference"
-// HONOUR: block = [128, 1, 1], grid = [1, 1, 1], module = "fp4_kernels", name = "fp4_dequantize_4"
+// HONOUR: <op = "fp4.matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_matmul_0, variant = "prefill_w4a16", grid = [2, 1, 1], block = [256, 1, 1], shared_bytes = 81920,
+// HONOUR: <op = "fp4.matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_matmul_1, variant = "prefill_w4a16", grid = [2, 1, 1], block = [256, 1, 1], shared_bytes = 81920,
+// HONOUR: <op = "fp4.matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_matmul_2, variant = "reference", {{[^>]*}}shared_bytes = 0,
+// HONOUR: <@fp4_kernels::@fp4_dequantize_4, variant = {{"[a-z0-9_]*"}}, grid = [1, 1, 1], block = [128, 1, 1]
 func.func @f(%a: tensor<1x4096xbf16>, %b: tensor<128x4096xbf16>, %w: !fp4.tensor<256x4096xf4E2M1FN, #fp4.mxfp4, axis = 1>, %x: tensor<4x64xf32>) -> (tensor<1x256xf32>, tensor<128x256xf32>, tensor<1x256xf32>, tensor<4x64xf32>) {
   %r0 = fp4.matmul %a, %w : tensor<1x4096xbf16>, !fp4.tensor<256x4096xf4E2M1FN, #fp4.mxfp4, axis = 1> -> tensor<1x256xf32>
   %r1 = fp4.matmul %b, %w : tensor<128x4096xbf16>, !fp4.tensor<256x4096xf4E2M1FN, #fp4.mxfp4, axis = 1> -> tensor<128x256xf32>

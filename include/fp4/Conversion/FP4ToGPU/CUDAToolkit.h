@@ -12,10 +12,34 @@
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+#include <memory>
 #include <optional>
 #include <string>
 
+namespace mlir {
+class Pass;
+} // namespace mlir
+
 namespace mlir::fp4 {
+
+/// The kernel image gpu-module-to-binary writes (its `format` option).
+enum class GPUImageFormat {
+  /// PTX (format=isa); no CUDA tool runs.
+  ISA,
+  /// cubin: ptxas.
+  Bin,
+  /// fatbin: ptxas and fatbinary.
+  Fatbin,
+};
+
+/// "isa", "bin" or "fatbin": the option value and gpu-module-to-binary's
+/// spelling.
+llvm::StringRef stringifyGPUImageFormat(GPUImageFormat format);
+inline llvm::raw_ostream &operator<<(llvm::raw_ostream &os,
+                                     GPUImageFormat format) {
+  return os << stringifyGPUImageFormat(format);
+}
 
 /// The toolkit directory and what chose it.
 struct CUDAToolkitPath {
@@ -29,11 +53,16 @@ struct CUDAToolkitPath {
 CUDAToolkitPath resolveCUDAToolkitPath(llvm::StringRef explicitPath);
 
 /// The tools gpu-module-to-binary runs for `format` (isa: none).
-llvm::SmallVector<llvm::StringRef> cudaToolsForFormat(llvm::StringRef format);
+llvm::SmallVector<llvm::StringRef> cudaToolsForFormat(GPUImageFormat format);
 
 /// <toolkit>/bin/<tool> if executable, else <tool> on PATH, else nullopt.
 std::optional<std::string> findCUDATool(llvm::StringRef toolkit,
                                         llvm::StringRef tool);
+
+/// fp4-check-cuda-toolkit for images of `format` (the pass's `format`
+/// option, GPUConfigOptions.h), as fp4-pipeline-nvvm creates it.
+std::unique_ptr<Pass> createFP4CheckCUDAToolkitPass(GPUImageFormat format,
+                                                    llvm::StringRef cudaPath);
 
 } // namespace mlir::fp4
 

@@ -7,10 +7,10 @@
 // failing with a reason (notifyMatchFailure) when the op stays on the host.
 // The patterns of one module share an FP4ToGPULoweringState: the chip
 // description, the option overrides of the config selection, the gpu.module
-// and the manifest entries (fp4.gpu_kernels) that fp4-export-gpu-kernels
-// writes out. Each op's kernel follows its #fp4.gpu_config: the op's own
-// `fp4.gpu_config` attribute when present, else the selection's
-// (GPUConfigSelection.h).
+// and the launch plans (#fp4.launch_plan), which finalize() records in the
+// module's #fp4.gpu_manifest for fp4-export-gpu-kernels. Each op's kernel
+// follows its #fp4.gpu_config: the op's own `fp4.gpu_config` attribute when
+// present, else the selection's (GPUConfigSelection.h).
 //
 // Typical use (what the pass does):
 //
@@ -23,7 +23,10 @@
 //
 // The patterns create IR only when they succeed (the kernel families build
 // their kernels with their own builder and remove declined attempts), so any
-// driver may run them; they never match ops inside a gpu.module.
+// driver may run them; they never match ops inside a gpu.module. (The one
+// exception is an invalid launch plan, a kernel family's bug: the pattern
+// then fails with an error after creating the operands' fp4.unpack, and the
+// pass fails.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,22 +72,32 @@ public:
 
   /// Host code for `plan` over `args` (inputs first, `inputTensors` carrying
   /// them, then outputs): a private launch function declared with the plan
-  /// (attribute fp4.gpu_launch, bodies by fp4-gpu-materialize-launches) and
-  /// its call between bufferization.to_buffer / to_tensor, at the
-  /// rewriter's insertion point. Records the manifest entries of `op`.
-  /// Returns the tensors of `outputs` (KernelArg name, type).
-  SmallVector<Value>
+  /// as a typed #fp4.launch_plan (attribute fp4.launch_plan; bodies by
+  /// fp4-gpu-materialize-launches) and its call between
+  /// bufferization.to_buffer / to_tensor, at the rewriter's insertion point.
+  /// Records the plan for the module's manifest. Returns the tensors of
+  /// `outputs` (KernelArg name, type), or failure, with an error on `op` and
+  /// the plan's kernels erased, when the plan does not verify (a kernel
+  /// family's bug; hasInvalidPlan() then says so).
+  FailureOr<SmallVector<Value>>
   emitHostLaunch(RewriterBase &rewriter, Operation *op, const KernelPlan &plan,
                  ArrayRef<KernelArg> args, ArrayRef<Value> inputTensors,
                  ArrayRef<std::pair<std::string, RankedTensorType>> outputs);
 
-  /// Adds the manifest (fp4.gpu_kernels, fp4.gpu_chip) to the module when a
-  /// kernel was generated; returns whether one was.
+  /// Whether emitHostLaunch rejected a plan (the pass then fails).
+  bool hasInvalidPlan() const { return invalidPlan; }
+
+  /// Sets the module's manifest (#fp4.gpu_manifest, attribute
+  /// fp4.gpu_manifest: the chip and every recorded plan, after those of an
+  /// existing manifest) when a kernel was generated; returns whether one
+  /// was.
   bool finalize();
 
 private:
-  void recordManifest(Operation *op, const KernelPlan &plan,
-                      ArrayRef<KernelArg> args);
+  /// The typed plan of `plan` over `args` (the first `numInputs` are
+  /// inputs); null, with an error on `op`, when it does not verify.
+  LaunchPlanAttr buildLaunchPlan(Operation *op, const KernelPlan &plan,
+                                 ArrayRef<KernelArg> args, size_t numInputs);
 
   ModuleOp module;
   GPUTarget target;
@@ -92,7 +105,8 @@ private:
   std::string kernelModuleName;
   gpu::GPUModuleOp kernelModule;
   unsigned kernelCounter = 0;
-  SmallVector<Attribute> manifest;
+  SmallVector<LaunchPlanAttr> plans;
+  bool invalidPlan = false;
 };
 
 /// Appends the kernel arguments of `value` named `name` (its components,

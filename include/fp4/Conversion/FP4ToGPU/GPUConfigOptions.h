@@ -15,14 +15,16 @@
 //
 // An option that is not given leaves the selection's choice (the printed
 // defaults are #fp4.gpu_config's and the chip table's for sm_90); the
-// enum-valued ones (chip, prefill-dequant) are llvm::cl enums, so a bad
-// value fails at option parsing with the list of valid ones.
+// enum-valued ones (chip, prefill-dequant, and the image `format` of
+// GPUImageFormatOption) are llvm::cl enums, so a bad value fails at option
+// parsing with the list of valid ones.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FP4_CONVERSION_FP4TOGPU_GPUCONFIGOPTIONS_H
 #define FP4_CONVERSION_FP4TOGPU_GPUCONFIGOPTIONS_H
 
+#include "fp4/Conversion/FP4ToGPU/CUDAToolkit.h"
 #include "fp4/Conversion/FP4ToGPU/ChipDescription.h"
 #include "fp4/Dialect/FP4/IR/FP4Dialect.h"
 #include "fp4/Dialect/FP4/IR/GPUConfig.h"
@@ -233,6 +235,27 @@ struct GPUConfigOptionSet {
       prefillWarpsN, prefillStages;
   EnumOpt<GPUPrefillDequant> prefillDequant;
   Opt<int64_t> elementwiseThreads;
+};
+
+/// The `format` option of fp4-pipeline-nvvm and fp4-check-cuda-toolkit: the
+/// kernel image gpu-module-to-binary writes, an enum (a bad value lists the
+/// valid ones), declared here once for both owners.
+template <template <typename, typename> class OptionT, typename OwnerT>
+struct GPUImageFormatOption
+    : public OptionT<GPUImageFormat, EnumOptionParser<GPUImageFormat>> {
+  using Base = OptionT<GPUImageFormat, EnumOptionParser<GPUImageFormat>>;
+  using Base::operator=;
+
+  explicit GPUImageFormatOption(OwnerT &owner)
+      : Base(owner, "format",
+             llvm::cl::desc("Kernel image: isa (PTX), bin (cubin, runs "
+                            "ptxas) or fatbin (runs ptxas and fatbinary)"),
+             llvm::cl::init(GPUImageFormat::Bin),
+             llvm::cl::values(
+                 clEnumValN(GPUImageFormat::ISA, "isa", "PTX assembly"),
+                 clEnumValN(GPUImageFormat::Bin, "bin", "cubin (ptxas)"),
+                 clEnumValN(GPUImageFormat::Fatbin, "fatbin",
+                            "fat binary (ptxas, fatbinary)"))) {}
 };
 
 } // namespace mlir::fp4

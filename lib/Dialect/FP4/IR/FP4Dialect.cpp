@@ -2,6 +2,9 @@
 
 #include "fp4/Dialect/FP4/IR/FP4Dialect.h"
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
+
+#include "AttrVerifiers.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -48,4 +51,14 @@ void FP4Dialect::registerTypes() {
 #define GET_TYPEDEF_LIST
 #include "fp4/Dialect/FP4/IR/FP4Types.cpp.inc"
       >();
+}
+
+LogicalResult FP4Dialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attribute) {
+  StringRef name = attribute.getName().getValue();
+  if (name == GPUConfigAttr::kAttrName)
+    return detail::verifyGPUConfigAttrUse(op, attribute);
+  if (name == LaunchPlanAttr::kAttrName || name == GPUManifestAttr::kAttrName)
+    return detail::verifyLaunchPlanAttrUse(op, attribute);
+  return success();
 }

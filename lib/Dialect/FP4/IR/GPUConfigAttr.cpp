@@ -12,6 +12,8 @@
 
 #include "fp4/Dialect/FP4/IR/GPUConfig.h"
 
+#include "AttrVerifiers.h"
+
 #include "fp4/Dialect/FP4/IR/FP4Dialect.h"
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
 
@@ -125,10 +127,9 @@ LogicalResult GPUConfigAttr::verify(
   return success();
 }
 
-LogicalResult FP4Dialect::verifyOperationAttribute(Operation *op,
-                                                   NamedAttribute attribute) {
-  if (attribute.getName() != GPUConfigAttr::kAttrName)
-    return success();
+LogicalResult
+mlir::fp4::detail::verifyGPUConfigAttrUse(Operation *op,
+                                          NamedAttribute attribute) {
   auto config = dyn_cast<GPUConfigAttr>(attribute.getValue());
   if (!config)
     return op->emitOpError() << "attribute '" << GPUConfigAttr::kAttrName

@@ -33,15 +33,10 @@ using namespace mlir;
 using namespace mlir::fp4;
 
 FailureOr<RotationMode> mlir::fp4::parseRotationMode(StringRef text) {
-  std::optional<RotationMode> mode =
-      llvm::StringSwitch<std::optional<RotationMode>>(text.trim())
-          .Case("randomized", RotationMode::Randomized)
-          .Case("deterministic", RotationMode::Deterministic)
-          .Case("two-level", RotationMode::TwoLevel)
-          .Default(std::nullopt);
-  if (!mode)
-    return failure();
-  return *mode;
+  if (std::optional<RotationMode> value =
+          parseEnumName<RotationMode>(kRotationModeNames, text))
+    return *value;
+  return failure();
 }
 
 FailureOr<int64_t> mlir::fp4::getRotatableReductionSize(MatmulOp op,

@@ -48,26 +48,17 @@ using namespace mlir::fp4::detail;
 
 FailureOr<CorrectionOperands>
 mlir::fp4::parseCorrectionOperands(StringRef text) {
-  std::optional<CorrectionOperands> operands =
-      llvm::StringSwitch<std::optional<CorrectionOperands>>(text.trim())
-          .Case("activations", CorrectionOperands::Activations)
-          .Case("weights", CorrectionOperands::Weights)
-          .Case("both", CorrectionOperands::Both)
-          .Default(std::nullopt);
-  if (!operands)
-    return failure();
-  return *operands;
+  if (std::optional<CorrectionOperands> value =
+          parseEnumName<CorrectionOperands>(kCorrectionOperandsNames, text))
+    return *value;
+  return failure();
 }
 
 FailureOr<OutlierMode> mlir::fp4::parseOutlierMode(StringRef text) {
-  std::optional<OutlierMode> mode =
-      llvm::StringSwitch<std::optional<OutlierMode>>(text.trim())
-          .Case("block-topk", OutlierMode::BlockTopK)
-          .Case("static-channels", OutlierMode::StaticChannels)
-          .Default(std::nullopt);
-  if (!mode)
-    return failure();
-  return *mode;
+  if (std::optional<OutlierMode> value =
+          parseEnumName<OutlierMode>(kOutlierModeNames, text))
+    return *value;
+  return failure();
 }
 
 int64_t mlir::fp4::getOutlierBlockSize(QuantSchemeAttrInterface scheme) {

@@ -43,13 +43,7 @@ struct FP4OutlierFallbackPass final
     optionError.clear();
     calibrationData.reset();
     recipePatterns.clear();
-    FailureOr<OutlierMode> parsedMode = parseOutlierMode(mode);
-    if (failed(parsedMode)) {
-      optionError =
-          "invalid mode '" + mode + "': expected block-topk or static-channels";
-      return success();
-    }
-    options.mode = *parsedMode;
+    options.mode = mode;
     if (options.mode == OutlierMode::StaticChannels) {
       if (calibration.empty()) {
         optionError = "mode=static-channels needs calibration=<file.npz> "
@@ -80,14 +74,7 @@ struct FP4OutlierFallbackPass final
     optionError = checkOutlierFallbackOptions(options);
     if (!optionError.empty())
       return success();
-    FailureOr<CorrectionOperands> parsedOperands =
-        parseCorrectionOperands(operands);
-    if (failed(parsedOperands)) {
-      optionError = "invalid operands '" + operands +
-                    "': expected both, activations or weights";
-      return success();
-    }
-    options.operands = *parsedOperands;
+    options.operands = operands;
     RewritePatternSet set(context);
     populateFP4OutlierFallbackPatterns(set, options);
     patterns = FrozenRewritePatternSet(std::move(set));

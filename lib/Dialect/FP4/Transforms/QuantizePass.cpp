@@ -66,15 +66,10 @@ mlir::fp4::parseQuantScheme(MLIRContext *context, StringRef text,
 }
 
 FailureOr<QuantizeOperands> mlir::fp4::parseQuantizeOperands(StringRef text) {
-  std::optional<QuantizeOperands> operands =
-      llvm::StringSwitch<std::optional<QuantizeOperands>>(text.trim())
-          .Case("both", QuantizeOperands::Both)
-          .Case("activations", QuantizeOperands::Activations)
-          .Case("weights", QuantizeOperands::Weights)
-          .Default(std::nullopt);
-  if (!operands)
-    return failure();
-  return *operands;
+  if (std::optional<QuantizeOperands> value =
+          parseEnumName<QuantizeOperands>(kQuantizeOperandsNames, text))
+    return *value;
+  return failure();
 }
 
 namespace {
@@ -105,14 +100,7 @@ struct FP4QuantizePass final
     if (failed(parsedScheme))
       return success();
     options.scheme = *parsedScheme;
-    FailureOr<QuantizeOperands> parsedOperands =
-        parseQuantizeOperands(operands);
-    if (failed(parsedOperands)) {
-      optionError = "invalid operands '" + operands +
-                    "': expected both, activations or weights";
-      return success();
-    }
-    options.operands = *parsedOperands;
+    options.operands = operands;
     options.activationProducts = activationProducts;
     options.onSkip = [this](QuantizeSkip why) {
       ++skippedThisRun[static_cast<int>(why)];

@@ -37,7 +37,7 @@ struct FP4ResidualPass final
     optionError.clear();
     recipePatterns.clear();
     ResidualOptions options;
-    if (sparsity == "2:4") {
+    if (sparsity == ResidualSparsity::TwoFour) {
       if (k != 0 || blockSize != 0) {
         optionError = "k and block-size apply to sparsity=topk only (2:4 "
                       "keeps 2 of every 4)";
@@ -45,24 +45,14 @@ struct FP4ResidualPass final
       }
       options.blockSize = numerics::kTwoFourBlock;
       options.k = numerics::kTwoFourKeep;
-    } else if (sparsity == "topk") {
+    } else {
       options.blockSize = blockSize ? blockSize : 32;
       options.k = k ? k : 4;
       optionError = checkResidualOptions(options);
       if (!optionError.empty())
         return success();
-    } else {
-      optionError = "invalid sparsity '" + sparsity + "': expected 2:4 or topk";
-      return success();
     }
-    FailureOr<CorrectionOperands> parsedOperands =
-        parseCorrectionOperands(operands);
-    if (failed(parsedOperands)) {
-      optionError = "invalid operands '" + operands +
-                    "': expected activations, weights or both";
-      return success();
-    }
-    options.operands = *parsedOperands;
+    options.operands = operands;
     RewritePatternSet set(context);
     populateFP4ResidualPatterns(set, options);
     patterns = FrozenRewritePatternSet(std::move(set));

@@ -45,14 +45,8 @@ struct FP4RotatePass final : mlir::fp4::impl::FP4RotateBase<FP4RotatePass> {
     optionError = checkRotateOptions(options);
     if (!optionError.empty())
       return success();
-    FailureOr<RotationMode> parsedMode = parseRotationMode(mode);
-    if (failed(parsedMode)) {
-      optionError = "invalid mode '" + mode +
-                    "': expected randomized, deterministic or two-level";
-      return success();
-    }
     options.size = size;
-    options.mode = *parsedMode;
+    options.mode = mode;
     options.seed = seed;
     options.crossBlock = crossBlock;
     options.remarks = remarks;

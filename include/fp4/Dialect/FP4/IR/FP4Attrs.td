@@ -6,6 +6,7 @@
 include "fp4/Dialect/FP4/IR/FP4Base.td"
 include "fp4/Dialect/FP4/IR/FP4Interfaces.td"
 include "fp4/Dialect/FP4/IR/FP4GPUConfigAttr.td"
+include "fp4/Dialect/FP4/IR/FP4LaunchPlanAttr.td"
 
 defvar FP4_SchemeIface = [DeclareAttrInterfaceMethods<FP4_QuantSchemeAttrInterface,
     ["verifyShape", "quantizeReference", "dequantizeReference"]>];

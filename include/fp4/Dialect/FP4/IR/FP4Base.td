@@ -33,7 +33,8 @@ def FP4_Dialect : Dialect {
   }];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
-  // Checks the discardable `fp4.gpu_config` attribute (GPUConfigAttr.cpp).
+  // Checks the discardable attributes `fp4.gpu_config` (GPUConfigAttr.cpp),
+  // `fp4.launch_plan` and `fp4.gpu_manifest` (LaunchPlanAttr.cpp).
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     void registerAttributes();

@@ -4,6 +4,8 @@
 #define FP4_DIALECT_FP4_TRANSFORMS_PASSES_H
 
 #include "fp4/Dialect/FP4/IR/FP4Dialect.h"
+// The enum-valued options (operands=, mode=, sparsity=).
+#include "fp4/Dialect/FP4/Transforms/PassOptionEnums.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

@@ -99,9 +99,11 @@ def FP4Quantize : Pass<"fp4-quantize"> {
     Option<"scheme", "scheme", "std::string", /*default=*/"\"#fp4.mxfp4\"",
            "Quantization scheme attribute, e.g. '#fp4.nvfp4<four_over_six = "
            "true>', or a short name: mxfp4, nvfp4, hif4, mxfp4_macro">,
-    Option<"operands", "operands", "std::string", /*default=*/"\"both\"",
+    Option<"operands", "operands", "::mlir::fp4::QuantizeOperands",
+           /*default=*/"::mlir::fp4::QuantizeOperands::Both",
            "Which matmul operands to quantize: both, activations (lhs) or "
-           "weights (rhs)">,
+           "weights (rhs)",
+           "::mlir::fp4::enumOptionValues(::mlir::fp4::kQuantizeOperandsNames)">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Emit a remark on every contraction that is left unquantized">,
     Option<"recipe", "recipe", "std::string", /*default=*/"\"\"",
@@ -272,8 +274,10 @@ def FP4Rotate : Pass<"fp4-rotate"> {
   let options = [
     Option<"size", "size", "int64_t", /*default=*/"32",
            "Hadamard block size: a power of two in [16, 256]">,
-    Option<"mode", "mode", "std::string", /*default=*/"\"randomized\"",
-           "randomized, deterministic or two-level">,
+    Option<"mode", "mode", "::mlir::fp4::RotationMode",
+           /*default=*/"::mlir::fp4::RotationMode::Randomized",
+           "randomized, deterministic or two-level",
+           "::mlir::fp4::enumOptionValues(::mlir::fp4::kRotationModeNames)">,
     Option<"seed", "seed", "uint32_t", /*default=*/"0",
            "Seed of the randomized signs">,
     Option<"calibration", "calibration", "std::string", /*default=*/"\"\"",
@@ -357,16 +361,20 @@ def FP4OutlierFallback : Pass<"fp4-outlier-fallback"> {
     block-topk mode.
   }];
   let options = [
-    Option<"mode", "mode", "std::string", /*default=*/"\"block-topk\"",
+    Option<"mode", "mode", "::mlir::fp4::OutlierMode",
+           /*default=*/"::mlir::fp4::OutlierMode::BlockTopK",
            "block-topk (per-block top-k outliers) or static-channels "
-           "(calibrated outlier channels)">,
+           "(calibrated outlier channels)",
+           "::mlir::fp4::enumOptionValues(::mlir::fp4::kOutlierModeNames)">,
     Option<"k", "k", "int64_t", /*default=*/"1",
            "Outliers taken out per block: 1, 2 or 4">,
     Option<"blockSize", "block-size", "int64_t", /*default=*/"0",
            "Elements per outlier block (0: the scheme's block)">,
-    Option<"operands", "operands", "std::string", /*default=*/"\"both\"",
+    Option<"operands", "operands", "::mlir::fp4::CorrectionOperands",
+           /*default=*/"::mlir::fp4::CorrectionOperands::Both",
            "Which fp4.matmul operands: both, activations (lhs) or weights "
-           "(rhs)">,
+           "(rhs)",
+           "::mlir::fp4::enumOptionValues(::mlir::fp4::kCorrectionOperandsNames)">,
     Option<"threshold", "threshold", "double", /*default=*/"6.0",
            "static-channels: a channel whose calibrated max |x| exceeds "
            "this is computed in bf16">,
@@ -414,16 +422,19 @@ def FP4Residual : Pass<"fp4-residual"> {
     remark with `remarks=true`; no "nothing done" warning then).
   }];
   let options = [
-    Option<"sparsity", "sparsity", "std::string", /*default=*/"\"2:4\"",
-           "2:4 (2 of every 4 along K) or topk (k of every block)">,
+    Option<"sparsity", "sparsity", "::mlir::fp4::ResidualSparsity",
+           /*default=*/"::mlir::fp4::ResidualSparsity::TwoFour",
+           "2:4 (2 of every 4 along K) or topk (k of every block)",
+           "::mlir::fp4::enumOptionValues(::mlir::fp4::kResidualSparsityNames)">,
     Option<"k", "k", "int64_t", /*default=*/"0",
            "Entries kept per block with sparsity=topk (0: 4)">,
     Option<"blockSize", "block-size", "int64_t", /*default=*/"0",
            "Block size with sparsity=topk (0: 32)">,
-    Option<"operands", "operands", "std::string",
-           /*default=*/"\"activations\"",
+    Option<"operands", "operands", "::mlir::fp4::CorrectionOperands",
+           /*default=*/"::mlir::fp4::CorrectionOperands::Activations",
            "Which fp4.matmul operands: activations (lhs), weights (rhs) or "
-           "both">,
+           "both",
+           "::mlir::fp4::enumOptionValues(::mlir::fp4::kCorrectionOperandsNames)">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Emit a remark on every fp4.matmul left unchanged">,
   ];

@@ -10,6 +10,7 @@
 #define FP4_DIALECT_FP4_TRANSFORMS_TRANSFORMS_H
 
 #include "fp4/Dialect/FP4/IR/FP4Dialect.h"
+#include "fp4/Dialect/FP4/Transforms/PassOptionEnums.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
 #include "mlir/Support/LLVM.h"
@@ -28,10 +29,6 @@ class LinalgOp;
 } // namespace linalg
 
 namespace fp4 {
-
-/// Which operands of `C += A * B` are quantized: A (lhs) holds the
-/// activations, B (rhs) the weights.
-enum class QuantizeOperands { Both, Activations, Weights };
 
 /// Why a contraction was left unchanged (fp4-quantize's statistics).
 enum class QuantizeSkip {
@@ -183,9 +180,6 @@ class CalibrationData;
 class MatmulOp;
 class QuantizeOp;
 
-/// How fp4-rotate chooses R (numerics.md 6; see the pass description).
-enum class RotationMode { Randomized, Deterministic, TwoLevel };
-
 /// Parses the `mode` option of fp4-rotate: randomized, deterministic,
 /// two-level.
 FailureOr<RotationMode> parseRotationMode(StringRef text);
@@ -288,21 +282,8 @@ FailureOr<ConstantRowReader> getConstantRowReader(Value value,
 // fp4-outlier-fallback and fp4-residual (numerics.md 7, 8)
 //===----------------------------------------------------------------------===//
 
-/// Which operands of an fp4.matmul a correction applies to: the lhs holds
-/// the activations, the rhs the weights.
-enum class CorrectionOperands { Activations, Weights, Both };
-
 /// Parses `activations`, `weights` or `both`.
 FailureOr<CorrectionOperands> parseCorrectionOperands(StringRef text);
-
-enum class OutlierMode {
-  /// Per block, the k largest |x| of every selected quantized operand go to
-  /// a bf16 side tensor (fp4.split_outliers).
-  BlockTopK,
-  /// Channels whose calibrated max |x| exceeds a threshold are gathered out
-  /// of the activations and the weights and multiplied in high precision.
-  StaticChannels,
-};
 
 /// Parses `block-topk` or `static-channels`.
 FailureOr<OutlierMode> parseOutlierMode(StringRef text);
