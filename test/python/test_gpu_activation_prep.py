@@ -24,7 +24,7 @@ from fp4 import reference as ref  # noqa: E402
 import gpu_kernel_interp as interp  # noqa: E402
 from test_gpu_quant_kernels import buffer_for  # noqa: E402
 from test_gpu_correction_kernels import (bf16_bits, compile_op,  # noqa: E402
-                                         from_bf16, qtype, scatter)
+                                         from_bf16, qtype)
 
 
 def recipe_mlir(m, n, k, rotate, split, residual, weight_outliers,
@@ -79,20 +79,25 @@ def with_entries(dense, values, indices, block):
 
 
 CASES = [
-    # m, rotate, split, residual, weight outliers, rotation result type
-    (1, True, True, True, True, "f32"),     # the full recipe
-    (3, True, True, True, False, "f32"),    # activation outliers only
-    (16, True, True, True, True, "f32"),    # two decode launches
-    (2, True, True, True, True, "bf16"),    # rotated values rounded to bf16
-    (2, False, False, True, False, "f32"),  # residual 2:4 alone
-    (2, False, True, False, True, "f32"),   # outliers, no rotation
+    # m, rotate, split, residual, weight outliers, rotation result type, K
+    (1, True, True, True, True, "f32", 128),     # the full recipe
+    (3, True, True, True, False, "f32", 128),    # activation outliers only
+    (16, True, True, True, True, "f32", 128),    # 32 stacked rows
+    (2, True, True, True, True, "bf16", 128),    # rotated values rounded
+    (2, False, False, True, False, "f32", 128),  # residual 2:4 alone
+    (2, False, True, False, True, "f32", 128),   # outliers, no rotation
+    # The benchmark's K: the epilogue's lanes read whole 4-block runs of
+    # the weight outliers (128 blocks, no masked lane).
+    (1, True, True, True, True, "f32", 4096),
+    (16, True, True, True, True, "f32", 4096),
 ]
 
 
-@pytest.mark.parametrize("m,rotate,split,residual,weight_outliers,rotated",
-                         CASES)
-def test_activation_prep(m, rotate, split, residual, weight_outliers, rotated):
-    n, k = 37, 128
+@pytest.mark.parametrize(
+    "m,rotate,split,residual,weight_outliers,rotated,k", CASES)
+def test_activation_prep(m, rotate, split, residual, weight_outliers, rotated,
+                         k):
+    n = 37
     rng = np.random.default_rng(300 + m)
     x = ref.round_to_bf16(rng.standard_normal((m, k)).astype(np.float32))
     x[:, 5] *= 60.0
@@ -117,7 +122,7 @@ def test_activation_prep(m, rotate, split, residual, weight_outliers, rotated):
     parts.append(with_entries(deq, xv, xi, 32) if split else deq)
     if residual:
         rv, ri = ref.sparse_residual(rest, "mxfp4", block_size=4, k=2)
-        parts.append(scatter(rv, ri, 4))
+        parts.append(ref.scatter_sparse(rv, ri, 4))
 
     kernels, manifest = compile_op(
         recipe_mlir(m, n, k, rotate, split, residual, weight_outliers, rotated))
@@ -171,7 +176,7 @@ def test_activation_prep(m, rotate, split, residual, weight_outliers, rotated):
                               summed.T.astype(np.float32).view(np.uint32))
     # The chain's result.
     x64 = sum(p.astype(np.float64) for p in parts)
-    w64 = deq_w + (scatter(wv, wi, 32) if weight_outliers else 0.0)
+    w64 = deq_w + (ref.scatter_sparse(wv, wi, 32) if weight_outliers else 0.0)
     y64 = x64 @ w64.T
     y = got["result"] if epilogue else got["product0"]
     err = np.linalg.norm(y.astype(np.float64) - y64) / np.linalg.norm(y64)

@@ -72,8 +72,9 @@
 
 // The kernels: one thread per block (top-k: k passes of scf.for over the
 // block), per group (rotation, unrolled butterflies), per element (the
-// stacker), a warp per weight row (the epilogue: a loop over the row's
-// block slots, then a butterfly over the slot lanes).
+// stacker), a warp per weight row (the epilogue: a loop over runs of the
+// row's blocks, then a butterfly over the 32 lanes for each of the M = 16
+// sums: 16 x 5 shuffles).
 // CHECK: gpu.module @fp4_kernels
 // CHECK: gpu.func @fp4_rotate_0(%{{.*}}: memref<16x256xbf16> {llvm.noalias, llvm.readonly}, %{{.*}}: memref<16x256xf32> {llvm.noalias}) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
 // CHECK: gpu.func @fp4_split_outliers_1(
@@ -82,7 +83,9 @@
 // CHECK: gpu.func @fp4_stack_activations_5(
 // CHECK: gpu.func @fp4_stacked_epilogue_7(
 // CHECK: scf.for
-// CHECK-COUNT-1: gpu.shuffle  xor
+// CHECK: vector.load {{.*}} : memref<96x8x2xbf16>, vector<8xbf16>
+// CHECK: vector.load {{.*}} : memref<96x8x2xi8>, vector<8xi8>
+// CHECK-COUNT-80: gpu.shuffle  xor
 // CHECK-NOT: gpu.shuffle
 // CHECK: gpu.func
 // The activation prep: four lanes per 32-element block (chunks of 8), so
