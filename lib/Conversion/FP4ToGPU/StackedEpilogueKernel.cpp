@@ -6,17 +6,27 @@
 //
 // The weight-outlier product is where the per-term gather kernel spent
 // its time (one thread per output, 32-byte sectors for 1- to 3-byte
-// entries, every entry re-read by every m). Here one warp owns weight
-// row n and every lane reads a run of consecutive blocks of it (4 blocks
-// of top-2: one 16-byte load of bf16 values, one 8-byte load of indices;
-// a warp's two loads cover 128 blocks, each entry read once), and for
-// each entry the contiguous row of the transposed activation sum [K, M]
-// the stacker wrote at the entry's column, so that one lane accumulates
-// all M sums; a butterfly over the 32 lanes then sums each m and lane m
-// stores output (m, n). (The form before, lanes split into M rows by
-// 32 / M block slots with scalar entry loads, measured 13.0 us at M = 1
-// and 42.9 us at M = 16 on 1 x 14336 x 4096 with top-2 of 32:
-// docs/perf/gpu_bench_2026-12-02_prep.txt, breakdown.)
+// entries, every entry re-read by every m). Here one warp owns a weight
+// row n at a time, in one of two forms:
+//  * staged (the [K, M] f32 activation sum the stacker wrote fits in
+//    shared memory, e.g. K = 4096 at M = 1): the CTA copies the sum into
+//    shared memory; every lane reads a run of consecutive blocks of the
+//    row (top-2 of 32: 4 blocks in one 16-byte load of bf16 values and one
+//    8-byte load of indices; a warp's two loads cover 128 blocks, each
+//    entry read once), multiplies each entry by the staged row of the sum
+//    at its column for all M, a butterfly over the 32 lanes sums each m
+//    and lane m stores output (m, n). The entries' columns are random:
+//    from L1 each such gather costs one wavefront per lane (measured: the
+//    vector form reading the sum from global memory was 12.0 us at M = 1
+//    and 50.1 us at M = 16 on 1 x 14336 x 4096, no better than the slot
+//    form), from shared memory about one bank-conflict round;
+//  * slot (larger sums): the lanes split into `rowLanes` (M rounded up to
+//    a power of two) rows by 32 / rowLanes block slots, so one load
+//    instruction reads the entries of 32 / rowLanes consecutive blocks and
+//    the activation each lane needs is one element of a contiguous row of
+//    the sum; a butterfly over the slot lanes sums each m; slot 0 stores
+//    it (13.0 us at M = 1, 42.9 us at M = 16,
+//    docs/perf/gpu_bench_2026-12-02_prep1_breakdown.txt).
 // The order differs from the chain's per-term order (f32, each product
 // rounded the same way), which the check's 1e-5 relative tolerance allows
 // (bench/gpu_check.py).
@@ -28,6 +38,7 @@
 #include "ElementwiseKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -41,6 +52,8 @@ using namespace mlir;
 using namespace mlir::fp4;
 
 static constexpr int64_t kWarpsPerCTA = 4;
+/// Loop steps (block slots per lane) unrolled per iteration (slot form).
+static constexpr int64_t kUnrollSteps = 8;
 
 namespace {
 
@@ -69,6 +82,12 @@ struct EpilogueSum {
 };
 
 } // namespace
+
+/// The staged form: warps per CTA and weight rows per warp (448 CTAs of
+/// 8 warps for N = 14336: one wave on 132 SMs), and the largest staged
+/// activation sum (K * M f32; 16 KB at K = 4096, M = 1).
+static constexpr int64_t kStagedWarps = 8, kRowsPerWarp = 4;
+static constexpr int64_t kMaxStagedBytes = 32 * 1024;
 
 /// Entries of one weight row a lane reads per load: 16 bytes of bf16
 /// values (8 entries: 4 blocks of top-2), 8 bytes of i8 indices.
@@ -103,15 +122,20 @@ static SmallVector<Value> loadEntries(OpBuilder &b, Location loc, Value memref,
   return out;
 }
 
-/// The warp-per-row form (sparse weights): warp n owns weight row n; each
-/// lane reads the entries of `run` consecutive blocks of the row with
-/// vector loads (a warp's load covers 32 * run blocks, each entry read
-/// once), multiplies each by the contiguous row of the transposed
-/// activation sum [K, M] at its column, for every m, and a butterfly over
-/// the 32 lanes sums each m; lane m stores output (m, n).
-static KernelLaunch buildWarpPerRow(OpBuilder &b, Location loc,
-                                    gpu::GPUModuleOp module, StringRef name,
-                                    const StackedEpilogueKernelSpec &spec) {
+/// The staged form (sparse weights, K * M f32 of activation sum fit the
+/// CTA's shared memory): the CTA first copies the transposed activation
+/// sum [K, M] into shared memory, then each warp takes kRowsPerWarp weight
+/// rows in turn. For row n every lane reads a run of consecutive blocks
+/// (vector loads: a warp's load covers 32 * run blocks, each entry read
+/// once), multiplies each entry by the staged row of the sum at its column
+/// for every m, and a butterfly over the 32 lanes sums each m; lane m
+/// stores output (m, n). The per-entry reads of the sum are random
+/// columns: from shared memory they cost about one bank-conflict round
+/// per instruction, from L1 one wavefront per lane (the slot form).
+static KernelLaunch buildWarpPerRowStaged(OpBuilder &b, Location loc,
+                                          gpu::GPUModuleOp module,
+                                          StringRef name,
+                                          const StackedEpilogueKernelSpec &spec) {
   const CorrectionOperand &weights = spec.sparseWeights;
   const int64_t blocks = spec.k / weights.blockSize;
   // Runs divide the row's blocks, so a run is wholly in range or not.
@@ -122,6 +146,190 @@ static KernelLaunch buildWarpPerRow(OpBuilder &b, Location loc,
   const int64_t perIteration = 32 * run;
   const int64_t iterations = llvm::divideCeil(blocks, perIteration);
   const bool masked = iterations * perIteration != blocks;
+  const int64_t rowsPerCTA = kStagedWarps * kRowsPerWarp;
+  const int64_t staged = spec.k * spec.m;
+  KernelLaunch launch;
+  launch.block = {32 * kStagedWarps, 1, 1};
+  launch.grid = {static_cast<int64_t>(llvm::divideCeil(spec.n, rowsPerCTA)),
+                 1, 1};
+  launch.variant = "stacked_epilogue_warp_staged";
+  for (const KernelArg &arg : spec.args)
+    launch.argNames.push_back(arg.name);
+  launch.func = createKernelShell(b, loc, module, name, spec.args, launch.block);
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value smem = launch.func.addWorkgroupAttribution(
+      MemRefType::get({staged}, b.getF32Type(), MemRefLayoutAttrInterface(),
+                      workgroup),
+      loc);
+  b.setInsertionPoint(launch.func.getBody().front().getTerminator());
+  // Copies: the attribution appended a block argument.
+  SmallVector<Value> args(launch.func.getArguments());
+  const size_t numProducts = spec.productGroups.size();
+  Value summedT = args[numProducts];
+  Value values = args[numProducts + 1], indices = args[numProducts + 2];
+  ArithOps ops(b, loc);
+
+  Value tid =
+      gpu::ThreadIdOp::create(b, loc, b.getIndexType(), gpu::Dimension::x);
+  Value cta =
+      gpu::BlockIdOp::create(b, loc, b.getIndexType(), gpu::Dimension::x);
+  // The staging copy: 4 floats per thread and step (the sum is [K, M]
+  // row-major, K * M a multiple of 4 or copied one by one).
+  const int64_t vec = staged % 4 == 0 ? 4 : 1;
+  const int64_t copySteps =
+      llvm::divideCeil(staged / vec, launch.block[0]);
+  for (int64_t s = 0; s < copySteps; ++s) {
+    Value piece = arith::AddIOp::create(
+        b, loc, tid, indexConst(b, loc, s * launch.block[0]));
+    Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, piece,
+                                     indexConst(b, loc, staged / vec));
+    // Clamped too: every address stays in bounds for all threads.
+    piece = arith::MinUIOp::create(b, loc, piece,
+                                   indexConst(b, loc, staged / vec - 1));
+    emitIf(b, loc, ok, [&](OpBuilder &nb, Location l) {
+      Value flat = arith::MulIOp::create(nb, l, piece, indexConst(nb, l, vec));
+      Value row = arith::DivUIOp::create(nb, l, flat, indexConst(nb, l, spec.m));
+      Value col = arith::RemUIOp::create(nb, l, flat, indexConst(nb, l, spec.m));
+      auto type = VectorType::get({vec}, nb.getF32Type());
+      Value v = vector::LoadOp::create(nb, l, type, summedT,
+                                       ValueRange{row, col},
+                                       /*nontemporal=*/false,
+                                       llvm::MaybeAlign(4 * vec));
+      vector::StoreOp::create(nb, l, v, smem, ValueRange{flat},
+                              /*nontemporal=*/false, llvm::MaybeAlign(4 * vec));
+    });
+  }
+  gpu::BarrierOp::create(b, loc);
+
+  Value warpInCTA = arith::DivUIOp::create(b, loc, tid, indexConst(b, loc, 32));
+  Value lane = arith::RemUIOp::create(b, loc, tid, indexConst(b, loc, 32));
+  Value firstRow = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, cta, indexConst(b, loc, rowsPerCTA)),
+      arith::MulIOp::create(b, loc, warpInCTA, indexConst(b, loc, kRowsPerWarp)));
+  Value lane32 = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), lane);
+  scf::ForOp::create(
+      b, loc, indexConst(b, loc, 0), indexConst(b, loc, kRowsPerWarp),
+      indexConst(b, loc, 1), ValueRange{},
+      [&](OpBuilder &rb, Location rl, Value r, ValueRange) {
+        ArithOps rops(rb, rl);
+        Value warp = arith::AddIOp::create(rb, rl, firstRow, r);
+        // Rows past N are clamped for the loads and masked at the store.
+        Value n = arith::MinUIOp::create(rb, rl, warp,
+                                         indexConst(rb, rl, spec.n - 1));
+        SmallVector<Value> init(spec.m, rops.f32(0.0f));
+        auto loop = scf::ForOp::create(
+            rb, rl, indexConst(rb, rl, 0), indexConst(rb, rl, iterations),
+            indexConst(rb, rl, 1), init,
+            [&](OpBuilder &lb, Location l, Value iteration, ValueRange iter) {
+              ArithOps lops(lb, l);
+              Value first = arith::MulIOp::create(
+                  lb, l,
+                  arith::AddIOp::create(
+                      lb, l,
+                      arith::MulIOp::create(lb, l, iteration,
+                                            indexConst(lb, l, 32)),
+                      lane),
+                  indexConst(lb, l, run));
+              Value inRange =
+                  masked
+                      ? arith::CmpIOp::create(lb, l, arith::CmpIPredicate::ult,
+                                              first, indexConst(lb, l, blocks))
+                            .getResult()
+                      : Value();
+              Value safe = masked ? arith::MinUIOp::create(
+                                        lb, l, first,
+                                        indexConst(lb, l, blocks - run))
+                                        .getResult()
+                                  : first;
+              // All loads of the run first (entries, then the staged sum
+              // rows), then the sums, so that they are in flight together.
+              SmallVector<Value> entryValues =
+                  loadEntries(lb, l, values, n, safe, run * weights.k);
+              SmallVector<Value> entryIndices =
+                  loadEntries(lb, l, indices, n, safe, run * weights.k);
+              SmallVector<SmallVector<Value>> activations;
+              for (int64_t e = 0; e < run * weights.k; ++e) {
+                Value block = arith::AddIOp::create(
+                    lb, l, safe, indexConst(lb, l, e / weights.k));
+                Value index = arith::IndexCastOp::create(
+                    lb, l, lb.getIndexType(), entryIndices[e]);
+                Value clamped =
+                    arith::MaxSIOp::create(lb, l, index, indexConst(lb, l, 0));
+                clamped = arith::MinSIOp::create(
+                    lb, l, clamped, indexConst(lb, l, weights.blockSize - 1));
+                Value col = arith::AddIOp::create(
+                    lb, l,
+                    arith::MulIOp::create(lb, l, block,
+                                          indexConst(lb, l, weights.blockSize)),
+                    clamped);
+                Value at = arith::MulIOp::create(lb, l, col,
+                                                 indexConst(lb, l, spec.m));
+                SmallVector<Value> row;
+                for (int64_t m = 0; m < spec.m; ++m) {
+                  Value atM = m == 0 ? at
+                                     : arith::AddIOp::create(
+                                           lb, l, at, indexConst(lb, l, m))
+                                           .getResult();
+                  row.push_back(
+                      memref::LoadOp::create(lb, l, smem, ValueRange{atM}));
+                }
+                activations.push_back(row);
+              }
+              SmallVector<Value> acc(iter);
+              for (int64_t e = 0; e < run * weights.k; ++e) {
+                Value w = entryValues[e].getType().isF32()
+                              ? entryValues[e]
+                              : arith::ExtFOp::create(lb, l, lb.getF32Type(),
+                                                      entryValues[e])
+                                    .getResult();
+                for (int64_t m = 0; m < spec.m; ++m) {
+                  Value next =
+                      lops.addf(acc[m], lops.mulf(activations[e][m], w));
+                  acc[m] = inRange ? lops.selectf(inRange, next, acc[m]) : next;
+                }
+              }
+              scf::YieldOp::create(lb, l, acc);
+            });
+        SmallVector<Value> sums(loop.getResults());
+        for (Value &sum : sums)
+          for (int64_t offset = 1; offset < 32; offset *= 2)
+            sum = rops.addf(sum, shuffleXor(rb, rl, sum, offset));
+        // Lane m takes sum m.
+        Value mine = sums[0];
+        for (int64_t m = 1; m < spec.m; ++m)
+          mine = rops.selectf(rops.cmpi(numerics::IPred::EQ, lane32,
+                                        rops.i32(static_cast<int32_t>(m))),
+                              sums[m], mine);
+        Value store = arith::AndIOp::create(
+            rb, rl,
+            arith::CmpIOp::create(rb, rl, arith::CmpIPredicate::ult, lane,
+                                  indexConst(rb, rl, spec.m)),
+            arith::CmpIOp::create(rb, rl, arith::CmpIPredicate::ult, warp,
+                                  indexConst(rb, rl, spec.n)));
+        Value m = arith::MinUIOp::create(rb, rl, lane,
+                                         indexConst(rb, rl, spec.m - 1));
+        emitIf(rb, rl, store, [&](OpBuilder &sb, Location sl) {
+          EpilogueSum{spec, ValueRange(args).take_front(spec.args.size())}
+              .store(sb, sl, m, n, mine);
+        });
+        scf::YieldOp::create(rb, rl);
+      });
+  return launch;
+}
+
+/// The slot form (sparse weights, the activation sum too large to stage):
+/// warp n owns weight row n, its lanes split into rowLanes rows by
+/// 32 / rowLanes block slots.
+static KernelLaunch buildWarpPerRowSlots(OpBuilder &b, Location loc,
+                                    gpu::GPUModuleOp module, StringRef name,
+                                    const StackedEpilogueKernelSpec &spec) {
+  const CorrectionOperand &weights = spec.sparseWeights;
+  const int64_t rowLanes = static_cast<int64_t>(llvm::PowerOf2Ceil(spec.m));
+  const int64_t slots = 32 / rowLanes;
+  const int64_t blocks = spec.k / weights.blockSize;
+  const int64_t steps =
+      static_cast<int64_t>(llvm::divideCeil(blocks, slots));
   KernelLaunch launch;
   launch.block = {32 * kWarpsPerCTA, 1, 1};
   launch.grid = {static_cast<int64_t>(llvm::divideCeil(spec.n, kWarpsPerCTA)),
@@ -134,99 +342,83 @@ static KernelLaunch buildWarpPerRow(OpBuilder &b, Location loc,
   ValueRange args = launch.func.getBody().front().getArguments();
   const size_t numProducts = spec.productGroups.size();
   Value summedT = args[numProducts];
-  Value values = args[numProducts + 1], indices = args[numProducts + 2];
-  ArithOps ops(b, loc);
+  CorrectionOperandReader reader{weights, args.slice(numProducts + 1, 2)};
 
   Value gid = emitGlobalThreadId(b, loc, launch.block[0]);
   Value warp = arith::DivUIOp::create(b, loc, gid, indexConst(b, loc, 32));
   Value lane = arith::RemUIOp::create(b, loc, gid, indexConst(b, loc, 32));
-  // Every lane runs the loop and the butterfly; rows past N are clamped for
-  // the loads and masked at the store.
+  // Every lane runs the loop and the butterfly; rows past N and M are
+  // clamped for the loads and masked at the store.
   Value n = arith::MinUIOp::create(b, loc, warp, indexConst(b, loc, spec.n - 1));
-  Value zero = ops.f32(0.0f);
-  SmallVector<Value> init(spec.m, zero);
+  Value mLane = arith::RemUIOp::create(b, loc, lane, indexConst(b, loc, rowLanes));
+  Value m = arith::MinUIOp::create(b, loc, mLane, indexConst(b, loc, spec.m - 1));
+  Value slot = arith::DivUIOp::create(b, loc, lane, indexConst(b, loc, rowLanes));
+  Value zero =
+      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f)).getResult();
+  // Each iteration covers `unroll` steps: their entry loads are issued
+  // first, then the gathers, then the sums, so a warp has all its loads in
+  // flight at once (one step at a time was load-latency bound).
+  const int64_t unroll = std::min<int64_t>(steps, kUnrollSteps);
+  const int64_t iterations = llvm::divideCeil(steps, unroll);
+  const bool masked = iterations * unroll * slots != blocks;
   auto loop = scf::ForOp::create(
       b, loc, indexConst(b, loc, 0), indexConst(b, loc, iterations),
-      indexConst(b, loc, 1), init,
+      indexConst(b, loc, 1), ValueRange{zero},
       [&](OpBuilder &lb, Location l, Value iteration, ValueRange iter) {
-        ArithOps lops(lb, l);
-        Value first = arith::MulIOp::create(
-            lb, l,
-            arith::AddIOp::create(
-                lb, l,
-                arith::MulIOp::create(lb, l, iteration, indexConst(lb, l, 32)),
-                lane),
-            indexConst(lb, l, run));
-        Value inRange =
-            masked ? arith::CmpIOp::create(lb, l, arith::CmpIPredicate::ult,
-                                           first, indexConst(lb, l, blocks))
-                         .getResult()
-                   : Value();
-        Value safe = masked ? arith::MinUIOp::create(
-                                  lb, l, first,
-                                  indexConst(lb, l, blocks - run))
-                                  .getResult()
-                            : first;
-        // All loads of the run first (entries, then the activation rows),
-        // then the sums, so that they are in flight together.
-        SmallVector<Value> entryValues =
-            loadEntries(lb, l, values, n, safe, run * weights.k);
-        SmallVector<Value> entryIndices =
-            loadEntries(lb, l, indices, n, safe, run * weights.k);
-        SmallVector<SmallVector<Value>> activations;
-        for (int64_t e = 0; e < run * weights.k; ++e) {
-          Value block = arith::AddIOp::create(lb, l, safe,
-                                              indexConst(lb, l, e / weights.k));
-          Value index =
-              arith::IndexCastOp::create(lb, l, lb.getIndexType(),
-                                         entryIndices[e]);
-          Value clamped =
-              arith::MaxSIOp::create(lb, l, index, indexConst(lb, l, 0));
-          clamped = arith::MinSIOp::create(
-              lb, l, clamped, indexConst(lb, l, weights.blockSize - 1));
-          Value col = arith::AddIOp::create(
+        SmallVector<Value> values, columns, inRange;
+        for (int64_t u = 0; u < unroll; ++u) {
+          Value step = arith::AddIOp::create(
               lb, l,
-              arith::MulIOp::create(lb, l, block,
-                                    indexConst(lb, l, weights.blockSize)),
-              clamped);
-          activations.push_back(loadFloatsAsF32(lb, l, summedT, col,
-                                                indexConst(lb, l, 0), spec.m));
-        }
-        SmallVector<Value> acc(iter);
-        for (int64_t e = 0; e < run * weights.k; ++e) {
-          Value w = entryValues[e].getType().isF32()
-                        ? entryValues[e]
-                        : arith::ExtFOp::create(lb, l, lb.getF32Type(),
-                                                entryValues[e])
-                              .getResult();
-          for (int64_t m = 0; m < spec.m; ++m) {
-            Value next = lops.addf(acc[m], lops.mulf(activations[e][m], w));
-            acc[m] = inRange ? lops.selectf(inRange, next, acc[m]) : next;
+              arith::MulIOp::create(lb, l, iteration,
+                                    indexConst(lb, l, unroll)),
+              indexConst(lb, l, u));
+          Value block = arith::AddIOp::create(
+              lb, l,
+              arith::MulIOp::create(lb, l, step, indexConst(lb, l, slots)),
+              slot);
+          Value safeBlock = arith::MinUIOp::create(
+              lb, l, block, indexConst(lb, l, blocks - 1));
+          for (int64_t s = 0; s < weights.k; ++s) {
+            auto [value, index] =
+                reader.entry(lb, l, n, safeBlock, indexConst(lb, l, s));
+            values.push_back(value);
+            columns.push_back(reader.column(lb, l, safeBlock, index));
+            inRange.push_back(
+                masked ? arith::CmpIOp::create(lb, l, arith::CmpIPredicate::ult,
+                                               block,
+                                               indexConst(lb, l, blocks))
+                             .getResult()
+                       : Value());
           }
         }
-        scf::YieldOp::create(lb, l, acc);
+        SmallVector<Value> activations;
+        for (Value col : columns)
+          activations.push_back(loadAsF32(lb, l, summedT, {col, m}));
+        Value acc = iter[0];
+        for (auto [x, value, ok] : llvm::zip(activations, values, inRange)) {
+          Value next = arith::AddFOp::create(
+              lb, l, acc, arith::MulFOp::create(lb, l, x, value));
+          acc = ok ? arith::SelectOp::create(lb, l, ok, next, acc).getResult()
+                   : next;
+        }
+        scf::YieldOp::create(lb, l, ValueRange{acc});
       });
-  SmallVector<Value> sums(loop.getResults());
-  for (Value &sum : sums)
-    for (int64_t offset = 1; offset < 32; offset *= 2)
-      sum = ops.addf(sum, shuffleXor(b, loc, sum, offset));
-  // Lane m takes sum m.
-  Value lane32 = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), lane);
-  Value mine = sums[0];
-  for (int64_t m = 1; m < spec.m; ++m)
-    mine = ops.selectf(ops.cmpi(numerics::IPred::EQ, lane32,
-                                ops.i32(static_cast<int32_t>(m))),
-                       sums[m], mine);
+  Value sum = loop.getResult(0);
+  for (int64_t offset = rowLanes; offset < 32; offset *= 2)
+    sum = arith::AddFOp::create(b, loc, sum, shuffleXor(b, loc, sum, offset));
   Value store = arith::AndIOp::create(
       b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lane,
-                            indexConst(b, loc, spec.m)),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, warp,
-                            indexConst(b, loc, spec.n)));
-  Value m = arith::MinUIOp::create(b, loc, lane, indexConst(b, loc, spec.m - 1));
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slot,
+                            indexConst(b, loc, 0)),
+      arith::AndIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, mLane,
+                                indexConst(b, loc, spec.m)),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, warp,
+                                indexConst(b, loc, spec.n))));
   auto ifOp = scf::IfOp::create(b, loc, store, /*withElseRegion=*/false);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  EpilogueSum{spec, args}.store(b, loc, m, n, mine);
+  EpilogueSum{spec, args}.store(b, loc, m, n, sum);
   return launch;
 }
 
@@ -244,8 +436,13 @@ FailureOr<KernelPlan> mlir::fp4::buildStackedEpilogueKernel(
     return failure();
   }
   OpBuilder::InsertionGuard guard(builder);
-  if (spec.sparseWeights.isSparse())
-    return KernelPlan{{buildWarpPerRow(builder, loc, module, name, spec)}, {}};
+  if (spec.sparseWeights.isSparse()) {
+    if (spec.k * spec.m * 4 <= kMaxStagedBytes)
+      return KernelPlan{
+          {buildWarpPerRowStaged(builder, loc, module, name, spec)}, {}};
+    return KernelPlan{
+        {buildWarpPerRowSlots(builder, loc, module, name, spec)}, {}};
+  }
   ThreadPerItem kernel =
       createThreadPerItemKernel(builder, loc, module, name, spec.args,
                                 spec.m * spec.n, "stacked_epilogue");

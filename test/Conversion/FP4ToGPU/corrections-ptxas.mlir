@@ -35,7 +35,8 @@
 // column matches and stores bf16 rows (cvt.rn) and the f32 transposed sum;
 // the epilogue reads entries (bf16 values, i8 indices: 16- and 8-byte
 // vector loads of 4 blocks per lane), multiplies them by the sum's row at
-// their column, and butterflies each sum over the lanes (shfl.sync.bfly).
+// their column (staged in shared memory), and butterflies each sum over the
+// lanes (shfl.sync.bfly).
 // PTX-LABEL: .entry fp4_stack_activations_5(
 // PTX: ld.global.nc.s8
 // PTX: add.rn.f32
@@ -45,8 +46,11 @@
 // PTX-LABEL: .entry fp4_matmul_6(
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX-LABEL: .entry fp4_stacked_epilogue_7(
+// PTX: st.shared.v4.b32
+// PTX: bar.sync 0;
 // PTX: ld.global.nc.v4.b32
 // PTX: ld.global.nc.v2.b32
+// PTX: ld.shared.v4.b32
 // PTX: mul.rn.f32
 // PTX: add.rn.f32
 // PTX: shfl.sync.bfly.b32

@@ -23,10 +23,10 @@
 // CHECK-SAME: name = "fp4_stack_activations_5", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "stack_activations"
 // CHECK-SAME: {dtype = "bfloat16", name = "stacked0", scratch = false, shape = [32, 256]}, {dtype = "uint8", name = "weight.codes", scratch = false, shape = [96, 128]}, {dtype = "uint8", name = "weight.scales", scratch = false, shape = [96, 8]}, {dtype = "float32", name = "product0", scratch = false, shape = [32, 96]}]
 // CHECK-SAME: name = "fp4_matmul_6", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "decode_w4a16"
-// CHECK-SAME: block = [128, 1, 1], grid = [24, 1, 1], module = "fp4_kernels", name = "fp4_stacked_epilogue_7", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "stacked_epilogue_warp"
+// CHECK-SAME: block = [256, 1, 1], grid = [3, 1, 1], module = "fp4_kernels", name = "fp4_stacked_epilogue_7", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "stacked_epilogue_warp_staged"
 // CHECK-SAME: {args = [{dtype = "bfloat16", name = "input", scratch = false, shape = [16, 256]}, {dtype = "bfloat16", name = "outliers.values", scratch = false, shape = [16, 8, 2]}, {dtype = "uint8", name = "outliers.indices", scratch = false, shape = [16, 8, 2]}, {dtype = "uint8", name = "quantized.codes", scratch = false, shape = [16, 128]}, {dtype = "uint8", name = "quantized.scales", scratch = false, shape = [16, 8]}, {dtype = "bfloat16", name = "residual.values", scratch = false, shape = [16, 64, 2]}, {dtype = "uint8", name = "residual.indices", scratch = false, shape = [16, 64, 2]}, {dtype = "bfloat16", name = "stacked0", scratch = false, shape = [32, 256]}, {dtype = "float32", name = "summed_t", scratch = false, shape = [256, 16]}], block = [64, 1, 1], grid = [8, 1, 1], module = "fp4_kernels", name = "fp4_activation_prep_10", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "activation_prep_mxfp4_hadamard32_top2_residual"
 // CHECK-SAME: name = "fp4_matmul_11", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "decode_w4a16"
-// CHECK-SAME: name = "fp4_stacked_epilogue_12", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "stacked_epilogue_warp"
+// CHECK-SAME: name = "fp4_stacked_epilogue_12", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "stacked_epilogue_warp_staged"
 // CHECK-SAME: name = "fp4_split_channels_13", op = "fp4.split_channels", shared_bytes = 0 : i64, variant = "split_channels"
 // CHECK-SAME: name = "fp4_correction_15", op = "fp4.correction_matmul", shared_bytes = 0 : i64, variant = "correction_gather"
 // CHECK-SAME: name = "fp4_matmul_20", op = "fp4.matmul", shared_bytes = {{[0-9]+}} : i64, variant = "prefill_w4a16_smem"
@@ -72,8 +72,9 @@
 
 // The kernels: one thread per block (top-k: k passes of scf.for over the
 // block), per group (rotation, unrolled butterflies), per element (the
-// stacker), a warp per weight row (the epilogue: a loop over runs of the
-// row's blocks, then a butterfly over the 32 lanes for each of the M = 16
+// stacker), a warp per weight row (the epilogue: the [K, M] activation sum
+// staged in shared memory, then per row of the warp a loop over runs of the
+// row's blocks and a butterfly over the 32 lanes for each of the M = 16
 // sums: 16 x 5 shuffles).
 // CHECK: gpu.module @fp4_kernels
 // CHECK: gpu.func @fp4_rotate_0(%{{.*}}: memref<16x256xbf16> {llvm.noalias, llvm.readonly}, %{{.*}}: memref<16x256xf32> {llvm.noalias}) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
@@ -82,6 +83,10 @@
 // CHECK: gpu.func @fp4_residual_2(
 // CHECK: gpu.func @fp4_stack_activations_5(
 // CHECK: gpu.func @fp4_stacked_epilogue_7(
+// CHECK-SAME: workgroup(%{{.*}} : memref<4096xf32, #gpu.address_space<workgroup>>)
+// CHECK: vector.store {{.*}} : memref<4096xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: gpu.barrier
+// CHECK: scf.for
 // CHECK: scf.for
 // CHECK: vector.load {{.*}} : memref<96x8x2xbf16>, vector<8xbf16>
 // CHECK: vector.load {{.*}} : memref<96x8x2xi8>, vector<8xi8>
