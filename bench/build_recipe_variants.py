@@ -1,6 +1,9 @@
-"""Builds the M = 16 decode recipe bench cases with decode options
-(kernel-config overrides) into OUT/<tag>/recipes/<case> for gpu_bench.py
---recipes-only --kernels OUT/<tag>."""
+"""Builds the M = 16 decode recipe bench cases (bench/gpu_recipes.py) with
+decode options (kernel-config overrides of the stacked 32-row decode
+launch) into OUT/<tag>/recipes/<case>, for
+`gpu_bench.py --recipes-only --breakdown --kernels OUT/<tag>`. Run from the
+repository root: FP4_BUILD_DIR=build python3 bench/build_recipe_variants.py OUT
+(measured: docs/perf/prep2_variants/, docs/Performance.md)."""
 import os, sys
 sys.path.insert(0, "python"); sys.path.insert(0, "bench")
 from fp4 import gpu
