@@ -120,8 +120,7 @@ mlir::fp4::analyzeActivationPrep(const FusedCorrectionChain &chain,
   prep.input = pre;
   if (auto rotate = pre.getDefiningOp<RotateOp>();
       rotate && isFusableRotation(rotate, chain.k)) {
-    llvm::SmallPtrSet<Operation *, 8> readers(fused);
-    if (onlyUsedBy(pre, readers)) {
+    if (onlyUsedBy(pre, fused)) {
       prep.rotate = rotate;
       prep.input = rotate.getInput();
       fused.insert(rotate);
