@@ -13,6 +13,7 @@
 #define LIB_CONVERSION_FP4TOGPU_CORRECTIONKERNELS_H
 
 #include "fp4/Conversion/FP4ToGPU/KernelBuilders.h"
+#include "fp4/Conversion/FP4ToGPU/SchemeGPULoweringInterface.h"
 
 #include <tuple>
 #include <utility>
@@ -174,6 +175,53 @@ buildStackActivationsKernel(OpBuilder &builder, Location loc,
                             gpu::GPUModuleOp module, StringRef name,
                             const StackActivationsKernelSpec &spec,
                             std::string &reason);
+
+/// The activation side of a fused chain computed from x in one kernel
+/// (ActivationPrepKernel.cpp): [rotate] -> [split_outliers] -> quantize ->
+/// [residual] on a [rows, cols] tensor along its last axis, writing the
+/// ops' results and the stacker's outputs (StackActivationsKernelSpec):
+/// group 0 is Q(rest) with the split's outliers, group 1 the residual.
+/// Arguments: input, [split values, indices], the quantized components,
+/// [residual values, indices], the stacked outputs, [the transposed sum].
+struct ActivationPrepKernelSpec {
+  int64_t rows = 0, cols = 0;
+  Type inputElementType;
+  /// The fused rotation (size 0: none) and its result type.
+  int64_t rotationSize = 0;
+  std::optional<uint32_t> rotationSeed;
+  bool rotationInverse = false;
+  Type rotatedElementType;
+  /// Block top-k of the split (k 0: none) and of the residual (k 0: none).
+  int64_t splitBlock = 0, splitK = 0;
+  Type splitValuesType;
+  int64_t residualBlock = 0, residualK = 0;
+  Type residualValuesType;
+  QuantizedTensorType quantized;
+  SmallVector<int64_t> outputGroups;
+  bool transposedSum = false;
+  SmallVector<KernelArg> args;
+
+  /// The quantize kernel's view of the rotation and quantization.
+  QuantizeKernelSpec quantizeSpec() const;
+};
+/// What the kernel's thread mapping came out as.
+struct ActivationPrepLayout {
+  GPUQuantizePlan plan;
+  int64_t chunk = 0, blockDim = 0;
+};
+/// Whether the kernel takes `spec` (also asked by the chain analysis, so
+/// that the producers are only left to the kernel when it builds).
+LogicalResult planActivationPrep(const ActivationPrepKernelSpec &spec,
+                                 ActivationPrepLayout &layout,
+                                 std::string &reason);
+/// The quantize kernel's thread chunks (E = 8 elements for 32-blocks:
+/// four lanes per block, xor shuffles across them), one barrier before
+/// the codes are read back.
+FailureOr<KernelPlan>
+buildActivationPrepKernel(OpBuilder &builder, Location loc,
+                          gpu::GPUModuleOp module, StringRef name,
+                          const ActivationPrepKernelSpec &spec,
+                          std::string &reason);
 
 /// The end of a fused chain: result[m, n] = round(acc[m, n] + sum over the
 /// products p and their groups j of product_p[j * m_rows + m, n] + sum over

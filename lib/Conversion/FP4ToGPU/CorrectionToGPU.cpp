@@ -11,9 +11,11 @@
 
 #include "fp4/Conversion/FP4ToGPU/CorrectionToGPU.h"
 #include "CorrectionKernels.h"
+#include "FusedActivationPrep.h"
 #include "FusedCorrectionChain.h"
 
 #include "fp4/Conversion/FP4ToGPU/GPUConfigSelection.h"
+#include "fp4/Conversion/FP4ToGPU/SchemeGPULoweringInterface.h"
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -120,6 +122,12 @@ struct BlockTopKToGPU : public CorrectionPattern<OpTy> {
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
+    // Computed by its chain's activation prep, at the chain's end.
+    if (isFusedIntoActivationPrep(
+            op, getDecodeMaxM(this->hooks.target, this->hooks.options),
+            *this->splits))
+      return rewriter.notifyMatchFailure(op,
+                                         "fused into the activation prep");
     auto type = cast<RankedTensorType>(op.getInput().getType());
     BlockTopKKernelSpec spec;
     if constexpr (isResidual)
@@ -202,6 +210,9 @@ struct RotateToGPU : public CorrectionPattern<RotateOp> {
     if (op->hasOneUse() && isa<QuantizeOp>(*op->getUsers().begin()) &&
         op.getStride() == 1 && op.getAxis() == 1 && isStaticRank(type, 2))
       return rewriter.notifyMatchFailure(op, "fused into its fp4.quantize");
+    if (isFusedIntoActivationPrep(
+            op, getDecodeMaxM(hooks.target, hooks.options), *splits))
+      return rewriter.notifyMatchFailure(op, "fused into the activation prep");
     if (!isStaticRank(type, 2) || op.getAxis() != 1)
       return decline(op, rewriter,
                      "the GPU rotation kernel needs a static, non-empty "
@@ -411,40 +422,50 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     stack.transposedSum = static_cast<bool>(chain.weightValues);
     for (int64_t g = 0; g < numGroups; g += perChunk)
       stack.outputGroups.push_back(std::min(perChunk, numGroups - g));
-    SmallVector<Value> inputs;
-    for (auto [i, group] : llvm::enumerate(chain.groups)) {
-      StackedActivationGroup spec;
-      std::string prefix = "group" + std::to_string(i);
-      if (group.dense) {
-        if (auto q = dyn_cast<QuantizedTensorType>(group.dense.getType()))
-          spec.dense.quantized = q;
-        else
-          spec.dense.floatType = bf16;
-        llvm::append_range(inputs, input(rewriter, loc, group.dense,
-                                         prefix + ".dense", stack.args));
+    // The activation side: one prep kernel from x where the chain's
+    // activation ops allow it (FusedActivationPrep.h), else the stacker
+    // over the parts the ops' own kernels computed.
+    std::string noPrep;
+    FailureOr<FusedActivationPrep> prep = analyzeActivationPrep(chain, noPrep);
+    FailureOr<SmallVector<Value>> stacked;
+    if (succeeded(prep)) {
+      stacked = launchActivationPrep(*prep, stack, end, rewriter);
+    } else {
+      SmallVector<Value> inputs;
+      for (auto [i, group] : llvm::enumerate(chain.groups)) {
+        StackedActivationGroup spec;
+        std::string prefix = "group" + std::to_string(i);
+        if (group.dense) {
+          if (auto q = dyn_cast<QuantizedTensorType>(group.dense.getType()))
+            spec.dense.quantized = q;
+          else
+            spec.dense.floatType = bf16;
+          llvm::append_range(inputs, input(rewriter, loc, group.dense,
+                                           prefix + ".dense", stack.args));
+        }
+        if (group.values) {
+          spec.sparse = sparseOperand(group.values, group.blockSize);
+          llvm::append_range(inputs, input(rewriter, loc, group.values,
+                                           prefix + ".values", stack.args));
+          llvm::append_range(inputs, input(rewriter, loc, group.indices,
+                                           prefix + ".indices", stack.args));
+        }
+        stack.groups.push_back(spec);
       }
-      if (group.values) {
-        spec.sparse = sparseOperand(group.values, group.blockSize);
-        llvm::append_range(inputs, input(rewriter, loc, group.values,
-                                         prefix + ".values", stack.args));
-        llvm::append_range(inputs, input(rewriter, loc, group.indices,
-                                         prefix + ".indices", stack.args));
-      }
-      stack.groups.push_back(spec);
+      SmallVector<std::pair<std::string, RankedTensorType>> outputs;
+      for (auto [p, groups] : llvm::enumerate(stack.outputGroups))
+        addOutput(stack.args, outputs, "stacked" + std::to_string(p),
+                  RankedTensorType::get({groups * m, k}, bf16));
+      if (stack.transposedSum)
+        addOutput(stack.args, outputs, "summed_t",
+                  RankedTensorType::get({k, m}, f32));
+      stacked = launch(
+          end, rewriter, "fp4_stack_activations", stack.args, inputs, outputs,
+          [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
+            return buildStackActivationsKernel(rewriter, loc, module, name,
+                                               stack, reason);
+          });
     }
-    SmallVector<std::pair<std::string, RankedTensorType>> outputs;
-    for (auto [p, groups] : llvm::enumerate(stack.outputGroups))
-      addOutput(stack.args, outputs, "stacked" + std::to_string(p),
-                RankedTensorType::get({groups * m, k}, bf16));
-    if (stack.transposedSum)
-      addOutput(stack.args, outputs, "summed_t",
-                RankedTensorType::get({k, m}, f32));
-    FailureOr<SmallVector<Value>> stacked = launch(
-        end, rewriter, "fp4_stack_activations", stack.args, inputs, outputs,
-        [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
-          return buildStackActivationsKernel(rewriter, loc, module, name,
-                                             stack, reason);
-        });
     if (failed(stacked))
       return failure();
 
@@ -541,7 +562,84 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     for (Operation *link : llvm::reverse(chain.ops))
       if (link != end.getOperation())
         rewriter.eraseOp(link);
+    // The ops the activation prep replaced (their remaining uses took its
+    // outputs).
+    if (succeeded(prep))
+      for (Operation *op : {prep->residual.getOperation(),
+                            prep->quantize.getOperation(),
+                            prep->split.getOperation(),
+                            prep->rotate.getOperation()})
+        if (op && op->use_empty())
+          rewriter.eraseOp(op);
     return success();
+  }
+
+  /// The activation-prep kernel in place of the stacker (and the ops'
+  /// kernels): reads x, writes the stacker's outputs and the ops' results,
+  /// which replace the ops' remaining uses (all after the chain's end).
+  /// Returns the stacker's outputs.
+  FailureOr<SmallVector<Value>>
+  launchActivationPrep(FusedActivationPrep prep,
+                       const StackActivationsKernelSpec &stack,
+                       CorrectionMatmulOp end,
+                       PatternRewriter &rewriter) const {
+    Location loc = end.getLoc();
+    ActivationPrepKernelSpec spec = prep.spec;
+    spec.outputGroups = stack.outputGroups;
+    spec.transposedSum = stack.transposedSum;
+    SmallVector<Value> inputs = input(rewriter, loc, prep.input, "input",
+                                      spec.args);
+    SmallVector<std::pair<std::string, RankedTensorType>> outputs;
+    if (prep.split) {
+      addOutput(spec.args, outputs, "outliers.values",
+                prep.split.getValues().getType());
+      addOutput(spec.args, outputs, "outliers.indices",
+                prep.split.getIndices().getType());
+    }
+    QuantizedTensorType qType = spec.quantized;
+    auto scheme = cast<SchemeGPULoweringAttrInterface>(qType.getScheme());
+    for (auto [t, suffix] : llvm::zip_equal(qType.getComponentTypes(),
+                                            scheme.getGPUComponentSuffixes()))
+      addOutput(spec.args, outputs, ("quantized." + suffix).str(), t);
+    if (prep.residual) {
+      addOutput(spec.args, outputs, "residual.values",
+                prep.residual.getValues().getType());
+      addOutput(spec.args, outputs, "residual.indices",
+                prep.residual.getIndices().getType());
+    }
+    Type bf16 = rewriter.getBF16Type();
+    for (auto [p, groups] : llvm::enumerate(stack.outputGroups))
+      addOutput(spec.args, outputs, "stacked" + std::to_string(p),
+                RankedTensorType::get({groups * spec.rows, spec.cols}, bf16));
+    if (spec.transposedSum)
+      addOutput(spec.args, outputs, "summed_t",
+                RankedTensorType::get({spec.cols, spec.rows},
+                                      rewriter.getF32Type()));
+    FailureOr<SmallVector<Value>> results = launch(
+        end, rewriter, "fp4_activation_prep", spec.args, inputs, outputs,
+        [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
+          return buildActivationPrepKernel(rewriter, loc, module, name, spec,
+                                           reason);
+        });
+    if (failed(results))
+      return failure();
+    ArrayRef<Value> r = *results;
+    if (prep.split) {
+      rewriter.replaceAllUsesWith(prep.split.getValues(), r[0]);
+      rewriter.replaceAllUsesWith(prep.split.getIndices(), r[1]);
+      r = r.drop_front(2);
+    }
+    size_t numComponents = qType.getComponentTypes().size();
+    Value packed = PackOp::create(rewriter, loc, qType,
+                                  ValueRange(r.take_front(numComponents)));
+    rewriter.replaceAllUsesWith(prep.quantize.getResult(), packed);
+    r = r.drop_front(numComponents);
+    if (prep.residual) {
+      rewriter.replaceAllUsesWith(prep.residual.getValues(), r[0]);
+      rewriter.replaceAllUsesWith(prep.residual.getIndices(), r[1]);
+      r = r.drop_front(2);
+    }
+    return SmallVector<Value>(r);
   }
 
   /// A bf16 sparse side against a quantized one on the tensor cores:

@@ -6,13 +6,27 @@
 //
 // The weight-outlier product is where the per-term gather kernel spent
 // its time (one thread per output, 32-byte sectors for 1- to 3-byte
-// entries, every entry re-read by every m). Here one warp owns weight
-// row n: its lanes split into `rowLanes` (M rounded up to a power of two)
-// rows by 32 / rowLanes block slots, so one load instruction reads the
-// entries of 32 / rowLanes consecutive blocks (coalesced, each read once
-// per row n) and the activation each lane needs is one element of a
-// contiguous row of the transposed activation sum [K, M] that the stacker
-// wrote. A butterfly over the slot lanes sums each m; slot 0 stores it.
+// entries, every entry re-read by every m). Here one warp owns a weight
+// row n at a time, in one of two forms:
+//  * staged (the [K, M] f32 activation sum the stacker wrote fits in
+//    shared memory, e.g. K = 4096 at M = 1): the CTA copies the sum into
+//    shared memory; every lane reads a run of consecutive blocks of the
+//    row (top-2 of 32: 4 blocks in one 16-byte load of bf16 values and one
+//    8-byte load of indices; a warp's two loads cover 128 blocks, each
+//    entry read once), multiplies each entry by the staged row of the sum
+//    at its column for all M, a butterfly over the 32 lanes sums each m
+//    and lane m stores output (m, n). The entries' columns are random:
+//    from L1 each such gather costs one wavefront per lane (measured: the
+//    vector form reading the sum from global memory was 12.0 us at M = 1
+//    and 50.1 us at M = 16 on 1 x 14336 x 4096, no better than the slot
+//    form), from shared memory about one bank-conflict round;
+//  * slot (larger sums): the lanes split into `rowLanes` (M rounded up to
+//    a power of two) rows by 32 / rowLanes block slots, so one load
+//    instruction reads the entries of 32 / rowLanes consecutive blocks and
+//    the activation each lane needs is one element of a contiguous row of
+//    the sum; a butterfly over the slot lanes sums each m; slot 0 stores
+//    it (13.0 us at M = 1, 42.9 us at M = 16,
+//    docs/perf/gpu_bench_2026-12-02_prep1_breakdown.txt).
 // The order differs from the chain's per-term order (f32, each product
 // rounded the same way), which the check's 1e-5 relative tolerance allows
 // (bench/gpu_check.py).
@@ -24,8 +38,11 @@
 #include "ElementwiseKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "fp4/Numerics/IR/ArithOps.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -35,7 +52,7 @@ using namespace mlir;
 using namespace mlir::fp4;
 
 static constexpr int64_t kWarpsPerCTA = 4;
-/// Loop steps (block slots per lane) unrolled per iteration.
+/// Loop steps (block slots per lane) unrolled per iteration (slot form).
 static constexpr int64_t kUnrollSteps = 8;
 
 namespace {
@@ -66,8 +83,245 @@ struct EpilogueSum {
 
 } // namespace
 
-/// The warp-per-row form (sparse weights).
-static KernelLaunch buildWarpPerRow(OpBuilder &b, Location loc,
+/// The staged form: warps per CTA and weight rows per warp (448 CTAs of
+/// 8 warps for N = 14336: one wave on 132 SMs), and the largest staged
+/// activation sum (K * M f32; 16 KB at K = 4096, M = 1).
+static constexpr int64_t kStagedWarps = 8, kRowsPerWarp = 4;
+static constexpr int64_t kMaxStagedBytes = 32 * 1024;
+
+/// Entries of one weight row a lane reads per load: 16 bytes of bf16
+/// values (8 entries: 4 blocks of top-2), 8 bytes of i8 indices.
+static constexpr int64_t kEntriesPerLoad = 8;
+
+/// `count` elements of the contiguous [N, blocks, k] memref from (n, block,
+/// 0) on, in loads of up to 16 bytes (a vector of one row n spans several
+/// consecutive blocks: the memref has the identity layout).
+static SmallVector<Value> loadEntries(OpBuilder &b, Location loc, Value memref,
+                                      Value n, Value block, int64_t count) {
+  Type elt = cast<MemRefType>(memref.getType()).getElementType();
+  int64_t width = elt.getIntOrFloatBitWidth() / 8;
+  int64_t pieceBytes = naturalAlignment(count * width);
+  int64_t perPiece = pieceBytes / width;
+  int64_t k = cast<MemRefType>(memref.getType()).getDimSize(2);
+  SmallVector<Value> out;
+  for (int64_t p = 0; p < count / perPiece; ++p) {
+    // Piece p starts at entry p * perPiece of the run: block + that / k.
+    int64_t first = p * perPiece;
+    Value blk = first / k == 0
+                    ? block
+                    : arith::AddIOp::create(b, loc, block,
+                                            indexConst(b, loc, first / k))
+                          .getResult();
+    Value v = vector::LoadOp::create(
+        b, loc, VectorType::get({perPiece}, elt), memref,
+        ValueRange{n, blk, indexConst(b, loc, first % k)},
+        /*nontemporal=*/false, llvm::MaybeAlign(pieceBytes));
+    for (int64_t i = 0; i < perPiece; ++i)
+      out.push_back(vector::ExtractOp::create(b, loc, v, i));
+  }
+  return out;
+}
+
+/// The staged form (sparse weights, K * M f32 of activation sum fit the
+/// CTA's shared memory): the CTA first copies the transposed activation
+/// sum [K, M] into shared memory, then each warp takes kRowsPerWarp weight
+/// rows in turn. For row n every lane reads a run of consecutive blocks
+/// (vector loads: a warp's load covers 32 * run blocks, each entry read
+/// once), multiplies each entry by the staged row of the sum at its column
+/// for every m, and a butterfly over the 32 lanes sums each m; lane m
+/// stores output (m, n). The per-entry reads of the sum are random
+/// columns: from shared memory they cost about one bank-conflict round
+/// per instruction, from L1 one wavefront per lane (the slot form).
+static KernelLaunch buildWarpPerRowStaged(OpBuilder &b, Location loc,
+                                          gpu::GPUModuleOp module,
+                                          StringRef name,
+                                          const StackedEpilogueKernelSpec &spec) {
+  const CorrectionOperand &weights = spec.sparseWeights;
+  const int64_t blocks = spec.k / weights.blockSize;
+  // Runs divide the row's blocks, so a run is wholly in range or not.
+  int64_t run =
+      kEntriesPerLoad % weights.k == 0 ? kEntriesPerLoad / weights.k : 1;
+  while (blocks % run != 0)
+    run /= 2;
+  const int64_t perIteration = 32 * run;
+  const int64_t iterations = llvm::divideCeil(blocks, perIteration);
+  const bool masked = iterations * perIteration != blocks;
+  const int64_t rowsPerCTA = kStagedWarps * kRowsPerWarp;
+  const int64_t staged = spec.k * spec.m;
+  KernelLaunch launch;
+  launch.block = {32 * kStagedWarps, 1, 1};
+  launch.grid = {static_cast<int64_t>(llvm::divideCeil(spec.n, rowsPerCTA)),
+                 1, 1};
+  launch.variant = "stacked_epilogue_warp_staged";
+  for (const KernelArg &arg : spec.args)
+    launch.argNames.push_back(arg.name);
+  launch.func = createKernelShell(b, loc, module, name, spec.args, launch.block);
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value smem = launch.func.addWorkgroupAttribution(
+      MemRefType::get({staged}, b.getF32Type(), MemRefLayoutAttrInterface(),
+                      workgroup),
+      loc);
+  b.setInsertionPoint(launch.func.getBody().front().getTerminator());
+  // Copies: the attribution appended a block argument.
+  SmallVector<Value> args(launch.func.getArguments());
+  const size_t numProducts = spec.productGroups.size();
+  Value summedT = args[numProducts];
+  Value values = args[numProducts + 1], indices = args[numProducts + 2];
+  ArithOps ops(b, loc);
+
+  Value tid =
+      gpu::ThreadIdOp::create(b, loc, b.getIndexType(), gpu::Dimension::x);
+  Value cta =
+      gpu::BlockIdOp::create(b, loc, b.getIndexType(), gpu::Dimension::x);
+  // The staging copy: 4 floats per thread and step (the sum is [K, M]
+  // row-major, K * M a multiple of 4 or copied one by one).
+  const int64_t vec = staged % 4 == 0 ? 4 : 1;
+  const int64_t copySteps =
+      llvm::divideCeil(staged / vec, launch.block[0]);
+  for (int64_t s = 0; s < copySteps; ++s) {
+    Value piece = arith::AddIOp::create(
+        b, loc, tid, indexConst(b, loc, s * launch.block[0]));
+    Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, piece,
+                                     indexConst(b, loc, staged / vec));
+    // Clamped too: every address stays in bounds for all threads.
+    piece = arith::MinUIOp::create(b, loc, piece,
+                                   indexConst(b, loc, staged / vec - 1));
+    emitIf(b, loc, ok, [&](OpBuilder &nb, Location l) {
+      Value flat = arith::MulIOp::create(nb, l, piece, indexConst(nb, l, vec));
+      Value row = arith::DivUIOp::create(nb, l, flat, indexConst(nb, l, spec.m));
+      Value col = arith::RemUIOp::create(nb, l, flat, indexConst(nb, l, spec.m));
+      auto type = VectorType::get({vec}, nb.getF32Type());
+      Value v = vector::LoadOp::create(nb, l, type, summedT,
+                                       ValueRange{row, col},
+                                       /*nontemporal=*/false,
+                                       llvm::MaybeAlign(4 * vec));
+      vector::StoreOp::create(nb, l, v, smem, ValueRange{flat},
+                              /*nontemporal=*/false, llvm::MaybeAlign(4 * vec));
+    });
+  }
+  gpu::BarrierOp::create(b, loc);
+
+  Value warpInCTA = arith::DivUIOp::create(b, loc, tid, indexConst(b, loc, 32));
+  Value lane = arith::RemUIOp::create(b, loc, tid, indexConst(b, loc, 32));
+  Value firstRow = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, cta, indexConst(b, loc, rowsPerCTA)),
+      arith::MulIOp::create(b, loc, warpInCTA, indexConst(b, loc, kRowsPerWarp)));
+  Value lane32 = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), lane);
+  scf::ForOp::create(
+      b, loc, indexConst(b, loc, 0), indexConst(b, loc, kRowsPerWarp),
+      indexConst(b, loc, 1), ValueRange{},
+      [&](OpBuilder &rb, Location rl, Value r, ValueRange) {
+        ArithOps rops(rb, rl);
+        Value warp = arith::AddIOp::create(rb, rl, firstRow, r);
+        // Rows past N are clamped for the loads and masked at the store.
+        Value n = arith::MinUIOp::create(rb, rl, warp,
+                                         indexConst(rb, rl, spec.n - 1));
+        SmallVector<Value> init(spec.m, rops.f32(0.0f));
+        auto loop = scf::ForOp::create(
+            rb, rl, indexConst(rb, rl, 0), indexConst(rb, rl, iterations),
+            indexConst(rb, rl, 1), init,
+            [&](OpBuilder &lb, Location l, Value iteration, ValueRange iter) {
+              ArithOps lops(lb, l);
+              Value first = arith::MulIOp::create(
+                  lb, l,
+                  arith::AddIOp::create(
+                      lb, l,
+                      arith::MulIOp::create(lb, l, iteration,
+                                            indexConst(lb, l, 32)),
+                      lane),
+                  indexConst(lb, l, run));
+              Value inRange =
+                  masked
+                      ? arith::CmpIOp::create(lb, l, arith::CmpIPredicate::ult,
+                                              first, indexConst(lb, l, blocks))
+                            .getResult()
+                      : Value();
+              Value safe = masked ? arith::MinUIOp::create(
+                                        lb, l, first,
+                                        indexConst(lb, l, blocks - run))
+                                        .getResult()
+                                  : first;
+              // All loads of the run first (entries, then the staged sum
+              // rows), then the sums, so that they are in flight together.
+              SmallVector<Value> entryValues =
+                  loadEntries(lb, l, values, n, safe, run * weights.k);
+              SmallVector<Value> entryIndices =
+                  loadEntries(lb, l, indices, n, safe, run * weights.k);
+              SmallVector<SmallVector<Value>> activations;
+              for (int64_t e = 0; e < run * weights.k; ++e) {
+                Value block = arith::AddIOp::create(
+                    lb, l, safe, indexConst(lb, l, e / weights.k));
+                Value index = arith::IndexCastOp::create(
+                    lb, l, lb.getIndexType(), entryIndices[e]);
+                Value clamped =
+                    arith::MaxSIOp::create(lb, l, index, indexConst(lb, l, 0));
+                clamped = arith::MinSIOp::create(
+                    lb, l, clamped, indexConst(lb, l, weights.blockSize - 1));
+                Value col = arith::AddIOp::create(
+                    lb, l,
+                    arith::MulIOp::create(lb, l, block,
+                                          indexConst(lb, l, weights.blockSize)),
+                    clamped);
+                Value at = arith::MulIOp::create(lb, l, col,
+                                                 indexConst(lb, l, spec.m));
+                SmallVector<Value> row;
+                for (int64_t m = 0; m < spec.m; ++m) {
+                  Value atM = m == 0 ? at
+                                     : arith::AddIOp::create(
+                                           lb, l, at, indexConst(lb, l, m))
+                                           .getResult();
+                  row.push_back(
+                      memref::LoadOp::create(lb, l, smem, ValueRange{atM}));
+                }
+                activations.push_back(row);
+              }
+              SmallVector<Value> acc(iter);
+              for (int64_t e = 0; e < run * weights.k; ++e) {
+                Value w = entryValues[e].getType().isF32()
+                              ? entryValues[e]
+                              : arith::ExtFOp::create(lb, l, lb.getF32Type(),
+                                                      entryValues[e])
+                                    .getResult();
+                for (int64_t m = 0; m < spec.m; ++m) {
+                  Value next =
+                      lops.addf(acc[m], lops.mulf(activations[e][m], w));
+                  acc[m] = inRange ? lops.selectf(inRange, next, acc[m]) : next;
+                }
+              }
+              scf::YieldOp::create(lb, l, acc);
+            });
+        SmallVector<Value> sums(loop.getResults());
+        for (Value &sum : sums)
+          for (int64_t offset = 1; offset < 32; offset *= 2)
+            sum = rops.addf(sum, shuffleXor(rb, rl, sum, offset));
+        // Lane m takes sum m.
+        Value mine = sums[0];
+        for (int64_t m = 1; m < spec.m; ++m)
+          mine = rops.selectf(rops.cmpi(numerics::IPred::EQ, lane32,
+                                        rops.i32(static_cast<int32_t>(m))),
+                              sums[m], mine);
+        Value store = arith::AndIOp::create(
+            rb, rl,
+            arith::CmpIOp::create(rb, rl, arith::CmpIPredicate::ult, lane,
+                                  indexConst(rb, rl, spec.m)),
+            arith::CmpIOp::create(rb, rl, arith::CmpIPredicate::ult, warp,
+                                  indexConst(rb, rl, spec.n)));
+        Value m = arith::MinUIOp::create(rb, rl, lane,
+                                         indexConst(rb, rl, spec.m - 1));
+        emitIf(rb, rl, store, [&](OpBuilder &sb, Location sl) {
+          EpilogueSum{spec, ValueRange(args).take_front(spec.args.size())}
+              .store(sb, sl, m, n, mine);
+        });
+        scf::YieldOp::create(rb, rl);
+      });
+  return launch;
+}
+
+/// The slot form (sparse weights, the activation sum too large to stage):
+/// warp n owns weight row n, its lanes split into rowLanes rows by
+/// 32 / rowLanes block slots.
+static KernelLaunch buildWarpPerRowSlots(OpBuilder &b, Location loc,
                                     gpu::GPUModuleOp module, StringRef name,
                                     const StackedEpilogueKernelSpec &spec) {
   const CorrectionOperand &weights = spec.sparseWeights;
@@ -182,8 +436,13 @@ FailureOr<KernelPlan> mlir::fp4::buildStackedEpilogueKernel(
     return failure();
   }
   OpBuilder::InsertionGuard guard(builder);
-  if (spec.sparseWeights.isSparse())
-    return KernelPlan{{buildWarpPerRow(builder, loc, module, name, spec)}, {}};
+  if (spec.sparseWeights.isSparse()) {
+    if (spec.k * spec.m * 4 <= kMaxStagedBytes)
+      return KernelPlan{
+          {buildWarpPerRowStaged(builder, loc, module, name, spec)}, {}};
+    return KernelPlan{
+        {buildWarpPerRowSlots(builder, loc, module, name, spec)}, {}};
+  }
   ThreadPerItem kernel =
       createThreadPerItemKernel(builder, loc, module, name, spec.args,
                                 spec.m * spec.n, "stacked_epilogue");

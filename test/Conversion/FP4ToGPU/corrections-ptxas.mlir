@@ -33,8 +33,10 @@
 
 // The fused plan: the stacker dequantizes, adds the outlier entries whose
 // column matches and stores bf16 rows (cvt.rn) and the f32 transposed sum;
-// the epilogue reads entries (bf16 values, i8 indices), multiplies by the
-// sum's element, and butterflies the slot lanes (shfl.sync.bfly).
+// the epilogue reads entries (bf16 values, i8 indices: 16- and 8-byte
+// vector loads of 4 blocks per lane), multiplies them by the sum's row at
+// their column (staged in shared memory), and butterflies each sum over the
+// lanes (shfl.sync.bfly).
 // PTX-LABEL: .entry fp4_stack_activations_5(
 // PTX: ld.global.nc.s8
 // PTX: add.rn.f32
@@ -44,14 +46,30 @@
 // PTX-LABEL: .entry fp4_matmul_6(
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX-LABEL: .entry fp4_stacked_epilogue_7(
-// PTX: ld.global.nc.b16
-// PTX: ld.global.nc.s8
+// PTX: st.shared.v4.b32
+// PTX: bar.sync 0;
+// PTX: ld.global.nc.v4.b32
+// PTX: ld.global.nc.v2.b32
+// PTX: ld.shared.v4.b32
 // PTX: mul.rn.f32
 // PTX: add.rn.f32
 // PTX: shfl.sync.bfly.b32
 // PTX: st.global.b16
-// PTX-LABEL: .entry fp4_split_channels_8(
-// PTX-LABEL: .entry fp4_matmul_14(
+// The activation prep: x in 16-byte read-only loads, the cross-lane
+// butterflies, amax and top-k by shfl.sync.bfly, one CTA barrier, then the
+// codes and scales it stored read back through the coherent path (plain
+// ld.global: written by this kernel), bf16 rows stored as packed pairs.
+// PTX-LABEL: .entry fp4_activation_prep_10(
+// PTX: ld.global.nc.v4.b32
+// PTX: shfl.sync.bfly.b32
+// PTX: bar.sync 0;
+// PTX: ld.global.b8
+// PTX: cvt.rn.bf16x2.f32
+// PTX: st.global.v4.b32
+// PTX-LABEL: .entry fp4_matmul_11(
+// PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// PTX-LABEL: .entry fp4_split_channels_13(
+// PTX-LABEL: .entry fp4_matmul_20(
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 
 // TERMS-LABEL: .entry fp4_correction_0(
@@ -69,6 +87,6 @@
 // TERMSPTXAS-COUNT-7: 0 bytes spill stores, 0 bytes spill loads
 // TERMSPTXAS-NOT: spill stores
 
-// PTXAS-COUNT-15: 0 bytes spill stores, 0 bytes spill loads
+// PTXAS-COUNT-21: 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-NOT: spill stores
 
