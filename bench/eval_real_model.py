@@ -229,6 +229,32 @@ def torch_eager(model, batches, repeats):
     return outs, statistics.median(times), times
 
 
+def torch_f64(model, batches):
+    """The same model in float64: the reference both fp32 implementations
+    (torch eager and the fp32 lowering) are measured against. Two fp32
+    forwards that sum in different orders (torch's blocked FMA GEMMs, the
+    lowering's k-ordered multiply-then-add) differ by about their own
+    rounding error, so "matches torch" is only meaningful next to how far
+    each is from the exact result."""
+    import copy
+    import torch
+    m64 = copy.deepcopy(model).double()
+    with torch.no_grad():
+        return [m64(ids, attention_mask=mask).last_hidden_state.numpy()
+                for ids, mask in batches]
+
+
+def errors(outs, ref):
+    """max abs and relative Frobenius error of outs against ref."""
+    import numpy as np
+    num = sum(float(((o.astype(np.float64) - r) ** 2).sum())
+              for o, r in zip(outs, ref))
+    den = sum(float((r.astype(np.float64) ** 2).sum()) for r in ref)
+    return (float(max(np.abs(o.astype(np.float64) - r).max()
+                      for o, r in zip(outs, ref))),
+            (num / den) ** 0.5)
+
+
 def table(results):
     head = ("| recipe | cos(hidden) | cos(emb) | pairs rho(fp32) | "
             "pairs rho(labels) | parse s | quantize+lower s | JIT s | "
@@ -338,6 +364,7 @@ def main():
     print(f"exported {params} parameters in {export_s:.1f} s -> {mlir_path}",
           file=sys.stderr)
     ref, eager_s, eager_all = torch_eager(model, batches, args.repeats)
+    ref64 = torch_f64(model, batches)
     masks = [m.numpy() for _, m in batches]
     labels = [s for _, _, s in PAIRS]
     ref_pairs = pair_similarities([embed(h, m) for h, m in zip(ref, masks)])
@@ -364,6 +391,10 @@ def main():
             rec["max_rel_vs_torch"] = float(max(
                 (np.abs(o - r) / np.maximum(np.abs(r), 1)).max()
                 for o, r in zip(outs, ref)))
+            _, rec["rel_fro_vs_torch"] = errors(outs, ref)
+            rec["max_abs_vs_f64"], rec["rel_fro_vs_f64"] = errors(outs, ref64)
+            results["torch"]["max_abs_vs_f64"], \
+                results["torch"]["rel_fro_vs_f64"] = errors(ref, ref64)
         tok = [cosine_rows(o, b)[m.astype(bool)]
                for o, b, m in zip(outs, base, masks)]
         rec["cos_hidden"] = float(np.concatenate(tok).mean())
@@ -391,6 +422,12 @@ def main():
     print(md)
     fp32 = results["rows"][0]
     print(f"fp32 lowering vs torch eager: max abs {fp32['max_abs_vs_torch']:.2e}"
+          f" (relative Frobenius {fp32['rel_fro_vs_torch']:.2e})"
+          f"; vs the float64 model: lowering max abs "
+          f"{fp32['max_abs_vs_f64']:.2e} (rel. Frobenius "
+          f"{fp32['rel_fro_vs_f64']:.2e}), torch eager max abs "
+          f"{results['torch']['max_abs_vs_f64']:.2e} (rel. Frobenius "
+          f"{results['torch']['rel_fro_vs_f64']:.2e})"
           f", forward {fp32['forward_s'] * 1e3:.0f} ms vs "
           f"{eager_s * 1e3:.0f} ms; load {results['load']}")
     try:

@@ -15,8 +15,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RuntimeCalls.h"
+
 #include "fp4/Transforms/PassStatistics.h"
 #include "fp4/Transforms/Passes.h"
+#include "fp4/Transforms/SparseProductTag.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -220,6 +223,24 @@ struct ContractionToRuntimeCallPass
     });
     for (linalg::LinalgOp op : ops) {
       std::string why;
+      if (op->hasAttr(fp4::kSparseProductAttr)) {
+        auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+        if (!generic)
+          why = "a tagged sparse product that is not a linalg.generic";
+        else if (succeeded(fp4::detail::replaceSparseProductByCall(generic,
+                                                                    why))) {
+          fp4::addToStatistic(*this, numSparseConverted, "sparse-converted",
+                              "Block-sparse correction products replaced by "
+                              "a runtime call");
+          continue;
+        }
+        fp4::addToStatistic(*this, numSkipped, "skipped",
+                            "Contractions left as linalg ops (see "
+                            "report-skipped)");
+        if (reportSkipped)
+          op->emitRemark() << "sparse product left as loops: " << why;
+        continue;
+      }
       FailureOr<ContractionShape> shape = matchContraction(op, why);
       if (failed(shape)) {
         // A reduction that is not a contraction (a softmax sum, a mean) is

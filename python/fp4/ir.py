@@ -868,6 +868,11 @@ def _from_torch(fname, index, value):
     return value.numpy()
 
 
+# Engines that loaded MLIR's async runtime, kept (with their contexts) until
+# the process exits: see ExecutionEngine.__init__.
+_KEPT_ENGINES = []
+
+
 class ExecutionEngine:
     """JIT-compiles a module in the LLVM dialect and calls its functions.
 
@@ -896,6 +901,14 @@ class ExecutionEngine:
             ctx._fail("failed to create the execution engine (is the module "
                       "fully lowered to the LLVM dialect?)")
         lib.mlirExecutionEngineInitialize(self._c)
+        # Unloading MLIR's async runtime (what destroying an engine that
+        # loaded it does) runs its __mlir_execution_engine_destroy, which
+        # resets the process-wide default runtime for good: the library
+        # stays mapped, and the next engine's first parallel loop calls
+        # through a null runtime and crashes. So such an engine is never
+        # destroyed; __del__ parks its handle in _KEPT_ENGINES instead.
+        self._keep = any(os.path.basename(p).startswith("libmlir_async_runtime")
+                         for p in paths)
 
     def lookup(self, name):
         """Address of the packed wrapper `_mlir_<name>`, or None."""
@@ -963,7 +976,10 @@ class ExecutionEngine:
     def __del__(self):
         try:
             if self._c.ptr:
-                self.context._lib.mlirExecutionEngineDestroy(self._c)
+                if getattr(self, "_keep", False):
+                    _KEPT_ENGINES.append((self._c, self.context))
+                else:
+                    self.context._lib.mlirExecutionEngineDestroy(self._c)
             self._c = MlirExecutionEngine()
         except Exception:
             pass

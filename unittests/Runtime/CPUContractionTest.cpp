@@ -183,9 +183,12 @@ TEST(CPUContraction, EntryPointMatchesTheLoops) {
                                              {2, 1, 300, 129}})
       for (bool ta : {false, true})
         for (bool tb : {false, true})
-          for (bool broadcastB : {false, true})
-            checkEntry(batch, m, k, n, ta, tb, broadcastB, seed % 2 == 0,
-                       threads, seed++);
+          for (bool broadcastB : {false, true}) {
+            // Evaluated before the call: the special flag and the seed.
+            bool special = seed % 2 == 0;
+            checkEntry(batch, m, k, n, ta, tb, broadcastB, special, threads,
+                       seed++);
+          }
   fp4_cpu_runtime_set_threads(2);
 }
 

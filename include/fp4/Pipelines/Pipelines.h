@@ -41,8 +41,9 @@ struct FP4CPUPipelineOptions
       llvm::cl::init(false)};
   PassOptions::Option<bool> microkernels{
       *this, "microkernels",
-      llvm::cl::desc("With fast: f32 contractions call fp4's packed, "
-                     "multi-threaded CPU kernel "
+      llvm::cl::desc("With fast: f32 contractions and the block-sparse "
+                     "correction products call fp4's packed, "
+                     "multi-threaded CPU kernels "
                      "(fp4-contraction-to-runtime-call; load or link "
                      "libfp4_cpu_runtime.so), bit-identical to the loops; "
                      "false keeps them as loops"),

@@ -112,6 +112,17 @@ def FP4ContractionToRuntimeCall
     is bit-identical to linalg-to-loops (NaN payloads aside, which
     neither order fixes).
 
+    The block-sparse forms of `fp4.correction_matmul`, which
+    convert-fp4-to-linalg lowers to gather loops tagged
+    `fp4.sparse_product` (sparse x dense, dense x sparse, sparse x
+    sparse), become calls to `fp4_cpu_sparse_dense_f32` /
+    `fp4_cpu_sparse_sparse_f32` (CPUSparseProduct.h) on strided views of
+    the values, indices, the gathered operand and the output; those
+    kernels sum every output element's terms in the loops' order (blocks,
+    then slots), one multiply and one add each (`sparse-converted`). A
+    tagged op whose buffers no longer have the tagged form is left as
+    loops and counted as skipped, with the reason under `report-skipped`.
+
     Contractions of another element type, with several M/N/K/batch
     dimensions, non-permutation indexing maps or another body stay as they
     are; `skipped` counts them and `report-skipped` emits a remark naming
@@ -128,6 +139,8 @@ def FP4ContractionToRuntimeCall
   let statistics = [
     Statistic<"numConverted", "converted",
               "Contractions replaced by a runtime call">,
+    Statistic<"numSparseConverted", "sparse-converted",
+              "Block-sparse correction products replaced by a runtime call">,
     Statistic<"numSkipped", "skipped",
               "Contractions left as linalg ops (see report-skipped)">,
   ];

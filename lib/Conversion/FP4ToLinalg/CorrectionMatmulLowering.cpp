@@ -15,12 +15,15 @@
 //   the order of the op's definition (blocks, then slots), each step one
 //   f32 multiply and one f32 add (no FMA).
 //   %y = %sum rounded to the result element type (nearest even).
+//   A sparse product's generic carries the fp4.sparse_product tag
+//   (SparseProductTag.h), so the fast CPU path can call a kernel for it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "OpLowerings.h"
 
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
+#include "fp4/Transforms/SparseProductTag.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -245,6 +248,21 @@ struct CorrectionMatmulOpLowering
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
         maps, iterators, body);
+    if (lhs->isSparse() || rhs->isSparse()) {
+      SmallVector<NamedAttribute> tag;
+      StringRef kind = !rhs->isSparse()  ? "sparse_dense"
+                       : !lhs->isSparse() ? "dense_sparse"
+                                          : "sparse_sparse";
+      tag.push_back(rewriter.getNamedAttr(kSparseProductKind,
+                                          rewriter.getStringAttr(kind)));
+      if (lhs->isSparse())
+        tag.push_back(rewriter.getNamedAttr(
+            kSparseProductLhsBlock, rewriter.getI64IntegerAttr(lhs->blockSize)));
+      if (rhs->isSparse())
+        tag.push_back(rewriter.getNamedAttr(
+            kSparseProductRhsBlock, rewriter.getI64IntegerAttr(rhs->blockSize)));
+      generic->setAttr(kSparseProductAttr, rewriter.getDictionaryAttr(tag));
+    }
 
     RankedTensorType resultType = op.getResult().getType();
     Value result = castFloatTensor(rewriter, loc, generic.getResult(0),

@@ -12,14 +12,11 @@
 
 #include "fp4/Runtime/CPUContraction.h"
 
+#include "ThreadPool.h"
+
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #define FP4_EXPORT __attribute__((visibility("default")))
@@ -42,107 +39,6 @@ const PanelKernel &selectKernel() {
 const PanelKernel &kernel() {
   static const PanelKernel &k = selectKernel();
   return k;
-}
-
-int initialThreads() {
-  if (const char *env = std::getenv("FP4_CPU_THREADS")) {
-    int n = std::atoi(env);
-    if (n > 0)
-      return n;
-  }
-  unsigned hw = std::thread::hardware_concurrency();
-  return hw ? static_cast<int>(hw) : 1;
-}
-
-/// Workers wait for a generation number to change, then take task indices
-/// from a shared counter; the caller takes tasks too and waits until every
-/// worker is done. Never destroyed (threads detached at exit), so no join
-/// runs during static destruction.
-class Pool {
-public:
-  explicit Pool(int threads) {
-    for (int i = 1; i < threads; ++i)
-      std::thread([this] { work(); }).detach();
-    workers = threads - 1;
-  }
-
-  int size() const { return workers + 1; }
-
-  /// Runs fn(0) ... fn(count - 1). A second caller arriving while the pool
-  /// is busy (two JIT calls from two threads) runs its tasks itself.
-  void run(int64_t count, const std::function<void(int64_t)> &fn) {
-    std::unique_lock<std::mutex> busy(runMutex, std::try_to_lock);
-    if (!busy.owns_lock() || workers == 0 || count <= 1) {
-      for (int64_t i = 0; i < count; ++i)
-        fn(i);
-      return;
-    }
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      job = &fn;
-      total = count;
-      next.store(0);
-      pending = workers;
-      ++generation;
-    }
-    wake.notify_all();
-    take(fn, count);
-    std::unique_lock<std::mutex> lock(mutex);
-    done.wait(lock, [this] { return pending == 0; });
-    job = nullptr;
-  }
-
-private:
-  void take(const std::function<void(int64_t)> &fn, int64_t count) {
-    for (int64_t i = next.fetch_add(1); i < count; i = next.fetch_add(1))
-      fn(i);
-  }
-
-  void work() {
-    uint64_t seen = 0;
-    for (;;) {
-      const std::function<void(int64_t)> *fn;
-      int64_t count;
-      {
-        std::unique_lock<std::mutex> lock(mutex);
-        wake.wait(lock, [&] { return generation != seen; });
-        seen = generation;
-        fn = job;
-        count = total;
-      }
-      take(*fn, count);
-      std::lock_guard<std::mutex> lock(mutex);
-      if (--pending == 0)
-        done.notify_one();
-    }
-  }
-
-  std::mutex runMutex, mutex;
-  std::condition_variable wake, done;
-  const std::function<void(int64_t)> *job = nullptr;
-  std::atomic<int64_t> next{0};
-  int64_t total = 0;
-  int pending = 0;
-  uint64_t generation = 0;
-  int workers = 0;
-};
-
-std::atomic<int> threadSetting{0};
-
-Pool &pool() {
-  // Rebuilt when the thread count changes; the old pool's idle workers stay
-  // parked (set_threads is a configuration call, not a hot path).
-  static std::mutex m;
-  static Pool *current = nullptr;
-  std::lock_guard<std::mutex> lock(m);
-  int want = threadSetting.load();
-  if (want <= 0) {
-    want = initialThreads();
-    threadSetting.store(want);
-  }
-  if (!current || current->size() != want)
-    current = new Pool(want);
-  return *current;
 }
 
 [[noreturn]] void fail(const char *what) {
@@ -168,10 +64,10 @@ _mlir_ciface_fp4_cpu_contract_f32(FP4StridedMemRef3F32 *a,
   const PanelKernel &kern = kernel();
   const int64_t width = kern.panelWidth;
   const int64_t panels = (n + width - 1) / width;
-  Pool &p = pool();
+  const int threads = poolThreads();
   // Enough tasks for every thread to get a few; a row chunk repacks its
   // panel, which costs k * width copies against its rows * k * width work.
-  const int64_t wanted = 4 * static_cast<int64_t>(p.size());
+  const int64_t wanted = 4 * static_cast<int64_t>(threads);
   int64_t chunks = 1;
   if (batch * panels < wanted)
     chunks = std::min<int64_t>((wanted + batch * panels - 1) / (batch * panels),
@@ -181,7 +77,7 @@ _mlir_ciface_fp4_cpu_contract_f32(FP4StridedMemRef3F32 *a,
   const float *aData = a->aligned + a->offset;
   const float *bData = b->aligned + b->offset;
   float *cData = c->aligned + c->offset;
-  std::function<void(int64_t)> task = [&](int64_t t) {
+  auto task = [&](int64_t t) {
     thread_local std::vector<float> packed;
     int64_t chunk = t % chunks;
     int64_t panel = (t / chunks) % panels;
@@ -199,16 +95,15 @@ _mlir_ciface_fp4_cpu_contract_f32(FP4StridedMemRef3F32 *a,
                      col0 * c->strides[2],
                  c->strides[1], c->strides[2], cols);
   };
-  p.run(batch * panels * chunks, task);
+  parallelFor(batch * panels * chunks, task);
 }
 
 extern "C" FP4_EXPORT int fp4_cpu_runtime_threads(void) {
-  return pool().size();
+  return poolThreads();
 }
 
 extern "C" FP4_EXPORT void fp4_cpu_runtime_set_threads(int n) {
-  if (n >= 1)
-    threadSetting.store(n);
+  setPoolThreads(n);
 }
 
 extern "C" FP4_EXPORT const char *fp4_cpu_runtime_isa(void) {

@@ -13,7 +13,9 @@
 // CHECK-NOT: scf.
 // CHECK-NOT: bufferization.
 // CHECK-NOT: unrealized_conversion_cast
-// CHECK-DAG: llvm.mlir.global private constant @{{.*}}(dense_resource<weight> : tensor<4x64xf32>)
+// The weight stays a resource, flattened to one 1-D array
+// (fp4-flatten-constant-globals): the same bytes, one LLVM array.
+// CHECK-DAG: llvm.mlir.global private constant @{{.*}}(dense_resource<weight> : tensor<256xf32>) {{.*}} : !llvm.array<256 x f32>
 // CHECK-DAG: llvm.func @quantize_to_buffers(
 // CHECK-DAG: llvm.func @_mlir_ciface_quantize_to_buffers(
 // CHECK-DAG: llvm.func @every_scheme(
