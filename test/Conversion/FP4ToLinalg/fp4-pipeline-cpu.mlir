@@ -21,7 +21,7 @@
 // CHECK-DAG: llvm.func @every_scheme(
 // CHECK-DAG: llvm.func @resource_matmul(
 
-// LLVM: @[[W:.*]] = private constant [4 x [64 x float]]
+// LLVM: @[[W:.*]] = private constant [256 x float]
 // LLVM-SAME: [float 1.250000e-01, float 2.500000e-01, float 3.750000e-01,
 // LLVM: define void @quantize_to_buffers(
 // LLVM: define void @_mlir_ciface_quantize_to_buffers(ptr
