@@ -63,6 +63,16 @@ def cases():
                  "fp4.correction_matmul (%lv, %li block {BL}), "
                  "(%rv, %ri block {BR}) acc %acc : ({tlv}, {tli}), "
                  "({trv}, {tri}), {tacc} -> {tout}", [M, N])
+    # A 2:4-style lhs (block 4, top 2) against a top-2-per-32 rhs: many
+    # more lhs entries than rhs ones, the kernel's rhs-driven sweep.
+    l24 = [M, K // 4, 2]
+    r32 = [N, K // 32, 2]
+    out["ss_rhs_driven"] = ([("lv", l24, "f32"), ("li", l24, "i8"),
+                             ("rv", r32, "f32"), ("ri", r32, "i8"),
+                             ("acc", [M, N], "f32")],
+                            "fp4.correction_matmul (%lv, %li block 4), "
+                            "(%rv, %ri block 32) acc %acc : ({tlv}, {tli}), "
+                            "({trv}, {tri}), {tacc} -> {tout}", [M, N])
     # Batched: the rhs shared by the batch (rank 2 dense, rank 3 sparse)
     # and per batch.
     out["bsd_shared"] = ([("lv", blv, "f32"), ("li", blv, "i8"),
@@ -138,7 +148,8 @@ def inputs(name, rng, special):
     arrays = []
     for a, s, e in args:
         if e == "i8":
-            arrays.append(indices(rng, s, BL if a == "li" else BR, special))
+            block = K // s[-2]  # the op's block size from the shape
+            arrays.append(indices(rng, s, block, special))
         else:
             arrays.append(values(rng, s, special))
     arrays.append(np.full(oshape, np.float32(7.0)))

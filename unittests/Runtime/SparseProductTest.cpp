@@ -232,6 +232,11 @@ TEST(SparseProduct, SparseSparseMatchesTheLoops) {
     checkSparseSparse(2, 31, 257, 8, 1, 32, 4, 256, false, 6);
     checkSparseSparse(3, 5, 7, 16, 4, 16, 4, 64, true, 7);
     checkSparseSparse(1, 1, 1, 4, 2, 8, 2, 32, false, 8);
+    // Many more lhs entries than rhs ones (a 2:4 residual against top-2
+    // outliers): the rhs-driven sweep.
+    checkSparseSparse(1, 37, 139, 4, 2, 32, 2, 256, false, 9);
+    checkSparseSparse(3, 17, 5, 4, 2, 32, 1, 128, true, 10);
+    checkSparseSparse(2, 1, 200, 2, 2, 64, 4, 128, false, 11);
   }
 }
 
