@@ -74,6 +74,28 @@ bool isMulAddBody(Block &body) {
   return mulOk && addOk;
 }
 
+/// Whether the op yields `out + x * y` of any element type and flags (a
+/// product the kernel might take, as opposed to another reduction).
+bool looksLikeProduct(linalg::LinalgOp op) {
+  if (op->getNumRegions() != 1 || op->getRegion(0).empty())
+    return false;
+  Block &body = op->getRegion(0).front();
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  if (!yield || yield.getNumOperands() != 1)
+    return false;
+  Operation *add = yield.getOperand(0).getDefiningOp();
+  if (!add || !isa<arith::AddFOp, arith::AddIOp>(add))
+    return false;
+  Value out = body.getArguments().back();
+  for (Value operand : add->getOperands()) {
+    Operation *mul = operand.getDefiningOp();
+    if (mul && isa<arith::MulFOp, arith::MulIOp>(mul) &&
+        llvm::is_contained(add->getOperands(), out))
+      return true;
+  }
+  return false;
+}
+
 /// The loop dimensions a map's results name, or failure if a result is
 /// not a plain dimension or a dimension repeats.
 FailureOr<SmallVector<unsigned>> mapDims(AffineMap map) {
@@ -243,9 +265,11 @@ struct ContractionToRuntimeCallPass
       }
       FailureOr<ContractionShape> shape = matchContraction(op, why);
       if (failed(shape)) {
-        // A reduction that is not a contraction (a softmax sum, a mean) is
-        // not a candidate; count only ops that look like products.
-        if (op.getNumDpsInputs() == 2 && op.getNumReductionLoops() == 1) {
+        // A reduction that is not a contraction (a softmax sum, a mean, a
+        // top-k rank count) is not a candidate; count only ops that look
+        // like products.
+        if (op.getNumDpsInputs() == 2 && op.getNumReductionLoops() == 1 &&
+            looksLikeProduct(op)) {
           fp4::addToStatistic(*this, numSkipped, "skipped",
                               "Contractions left as linalg ops (see "
                               "report-skipped)");

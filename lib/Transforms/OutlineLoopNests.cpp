@@ -16,6 +16,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace mlir::fp4 {
 #define GEN_PASS_DEF_FP4OUTLINELOOPNESTS
@@ -53,6 +54,19 @@ Value rematerialize(OpBuilder &b, Value v, IRMapping &map) {
   return clone->getResult(cast<OpResult>(v).getResultNumber());
 }
 
+/// The outlined function as text under a fixed name, without locations:
+/// equal keys mean the same signature and the same ops on the same
+/// arguments and constants, so one function can serve every call.
+std::string bodyKey(func::FuncOp fn) {
+  StringAttr name = fn.getSymNameAttr();
+  fn.setSymName("__fp4_outlined");
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  fn->print(os, OpPrintingFlags().useLocalScope().enableDebugInfo(false));
+  fn.setSymNameAttr(name);
+  return text;
+}
+
 struct OutlineLoopNestsPass
     : fp4::impl::FP4OutlineLoopNestsBase<OutlineLoopNestsPass> {
   using Base::Base;
@@ -61,6 +75,7 @@ struct OutlineLoopNestsPass
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    llvm::StringMap<func::FuncOp> byBody;
     for (func::FuncOp fn : funcs) {
       if (fn.isExternal())
         continue;
@@ -103,8 +118,21 @@ struct OutlineLoopNestsPass
           rematerialize(inner, v, map);
         inner.clone(*nest, map);
         func::ReturnOp::create(inner, nest->getLoc());
+        // A model repeats its layers: the same loop nest (same shapes,
+        // same constants) comes back once per layer. One function for all
+        // of them keeps LLVM from optimizing and compiling each copy.
+        func::FuncOp callee = outlined;
+        std::string key = bodyKey(outlined);
+        auto [it, inserted] = byBody.try_emplace(key, outlined);
+        if (!inserted) {
+          callee = it->second;
+          symbols.erase(outlined);
+          fp4::addToStatistic(*this, numShared, "shared",
+                              "Outlined loop nests that reuse an identical "
+                              "function");
+        }
         OpBuilder at(nest);
-        func::CallOp::create(at, nest->getLoc(), outlined, args);
+        func::CallOp::create(at, nest->getLoc(), callee, args);
         nest->erase();
         fp4::addToStatistic(*this, numOutlined, "outlined",
                             "Loop nests outlined");

@@ -146,3 +146,25 @@ func.func @on_tensors(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %c: tensor<4x16
   %r = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
   return %r : tensor<4x16xf32>
 }
+
+// -----
+
+// Not a product (a top-k rank count, as convert-fp4-to-linalg's block
+// top-k emits): not a candidate, so neither counted as skipped nor
+// remarked on.
+// CHECK-LABEL: func.func @rank_count
+// CHECK: linalg.generic
+#a4 = affine_map<(i, j, k) -> (i, j)>
+#b4 = affine_map<(i, j, k) -> (i, k)>
+func.func @rank_count(%x: memref<4x8xf32>, %y: memref<4x8xi32>) {
+  linalg.generic {indexing_maps = [#a4, #b4, #a4],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %x : memref<4x8xf32>, memref<4x8xf32>) outs(%y : memref<4x8xi32>) {
+  ^bb0(%u: f32, %v: f32, %n: i32):
+    %gt = arith.cmpf ogt, %v, %u : f32
+    %one = arith.extui %gt : i1 to i32
+    %s = arith.addi %n, %one : i32
+    linalg.yield %s : i32
+  }
+  return
+}

@@ -213,7 +213,11 @@ def FP4OutlineLoopNests
     operand-free side-effect-free ops (constants, `memref.get_global`) and
     pure ops built only from such values, which are cloned in so the
     outlined code keeps static bounds and global addresses. Nothing is
-    computed differently. fp4-pipeline-cpu runs it with `fast`.
+    computed differently. Nests that outline to the same function (the same
+    ops on the same argument types and constants, as a model's repeated
+    layers give) share one: LLVM optimizes and compiles it once
+    (`shared` counts the calls that reuse one). fp4-pipeline-cpu runs it
+    with `fast`.
   }];
   let options = [
     Option<"minLoopNests", "min-loop-nests", "int64_t", /*default=*/"16",
@@ -223,6 +227,8 @@ def FP4OutlineLoopNests
   let dependentDialects = ["::mlir::func::FuncDialect"];
   let statistics = [
     Statistic<"numOutlined", "outlined", "Loop nests outlined">,
+    Statistic<"numShared", "shared",
+              "Outlined loop nests that reuse an identical function">,
   ];
 }
 
