@@ -53,16 +53,6 @@ LOWERINGS = {"fast": "fp4-pipeline-cpu{fast=true c-wrappers=true}",
                             "c-wrappers=true}",
              "default": "fp4-pipeline-cpu{c-wrappers=true}"}
 
-# Every ExecutionEngine stays alive until the process exits. Destroying one
-# runs libmlir_async_runtime's __mlir_execution_engine_destroy, which resets
-# the process-wide default runtime (a function-local static unique_ptr,
-# created once and never again); the library stays loaded for the next
-# engine, whose first parallel loop then calls a method through the null
-# runtime: "segfault at 8 ... in libmlir_async_runtime.so.22.1" in the
-# kernel log, on the second recipe's first call (the `fast` crash with
-# several engines in one process).
-_ENGINES = []
-
 # (sentence a, sentence b, similarity 0-5): graded by hand.
 PAIRS = [
     ("A man is playing a guitar.", "A man plays an acoustic guitar.", 4.8),
@@ -178,7 +168,7 @@ def variants(args):
 def compile_and_run(ir, text, name, passes, batches, repeats, lowering,
                     opt_level):
     """Quantize (passes, or none), lower, JIT; run every batch. Returns the
-    outputs and the times."""
+    outputs, the times and the engine."""
     import numpy as np
     rec = {"name": name, "passes": passes, "lowering": lowering,
            "opt_level": opt_level}
@@ -194,7 +184,8 @@ def compile_and_run(ir, text, name, passes, batches, repeats, lowering,
     engine = ir.ExecutionEngine(module, opt_level=opt_level,
                                 shared_libs=ir.cpu_runtime_libraries())
     rec["jit_s"] = time.perf_counter() - t
-    _ENGINES.append(engine)
+    # (fp4.ir keeps engines that loaded the async runtime alive until exit:
+    # destroying one would crash the next recipe's parallel loops.)
     result = (ir.MemRef(np.float32, 3),)
 
     def run(ids, mask):
@@ -213,7 +204,7 @@ def compile_and_run(ir, text, name, passes, batches, repeats, lowering,
     rec["forward_all_s"] = times
     rec["compile_total_s"] = (rec["parse_s"] + rec["lower_s"] + rec["jit_s"]
                               + rec["first_call_s"])
-    return outputs, rec
+    return outputs, rec, engine
 
 
 def torch_eager(model, batches, repeats):
@@ -381,7 +372,7 @@ def main():
     base = None
     for name, passes in runs:
         print(f"== {name}", file=sys.stderr)
-        outs, rec = compile_and_run(ir, text, name, passes, batches,
+        outs, rec, _ = compile_and_run(ir, text, name, passes, batches,
                                     args.repeats, LOWERINGS[args.lowering],
                                     args.opt_level)
         if base is None:

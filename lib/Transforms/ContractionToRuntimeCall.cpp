@@ -86,14 +86,11 @@ bool looksLikeProduct(linalg::LinalgOp op) {
   Operation *add = yield.getOperand(0).getDefiningOp();
   if (!add || !isa<arith::AddFOp, arith::AddIOp>(add))
     return false;
-  Value out = body.getArguments().back();
-  for (Value operand : add->getOperands()) {
-    Operation *mul = operand.getDefiningOp();
-    if (mul && isa<arith::MulFOp, arith::MulIOp>(mul) &&
-        llvm::is_contained(add->getOperands(), out))
-      return true;
-  }
-  return false;
+  Value out = body.getArguments().back(), lhs = add->getOperand(0),
+        rhs = add->getOperand(1);
+  Value other = lhs == out ? rhs : rhs == out ? lhs : Value();
+  return other &&
+         isa_and_nonnull<arith::MulFOp, arith::MulIOp>(other.getDefiningOp());
 }
 
 /// The loop dimensions a map's results name, or failure if a result is
@@ -191,20 +188,6 @@ FailureOr<ContractionShape> matchContraction(linalg::LinalgOp op,
   return shape;
 }
 
-/// Declares the kernel once per module.
-func::FuncOp getOrDeclareCallee(ModuleOp module, MemRefType viewType) {
-  if (auto existing = module.lookupSymbol<func::FuncOp>(kCallee))
-    return existing;
-  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-  auto fnType = b.getFunctionType({viewType, viewType, viewType}, {});
-  auto fn = func::FuncOp::create(b, module.getLoc(), kCallee, fnType);
-  fn.setPrivate();
-  // The runtime defines the C interface: _mlir_ciface_fp4_cpu_contract_f32
-  // taking three StridedMemRefType<float, 3> pointers.
-  fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-  return fn;
-}
-
 /// A rank-3 strided view of `buffer` whose dimension i walks loop `dims[i]`
 /// (stride 0 where the buffer has no such dimension).
 Value buildView(OpBuilder &b, Location loc, Value buffer,
@@ -234,10 +217,8 @@ struct ContractionToRuntimeCallPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    int64_t dyn = ShapedType::kDynamic;
-    auto viewType = MemRefType::get(
-        {dyn, dyn, dyn}, Float32Type::get(ctx),
-        StridedLayoutAttr::get(ctx, dyn, {dyn, dyn, dyn}));
+    MemRefType viewType =
+        fp4::detail::stridedViewType(ctx, 3, Float32Type::get(ctx));
     SmallVector<linalg::LinalgOp> ops;
     module.walk([&](linalg::LinalgOp op) {
       if (op.getNumReductionLoops() > 0)
@@ -308,7 +289,8 @@ struct ContractionToRuntimeCallPass
       Value c = buildView(b, loc, op.getDpsInitOperand(0)->get(), outDims,
                           {batch, shape->row, shape->col}, loopSizes,
                           viewType);
-      func::FuncOp callee = getOrDeclareCallee(module, viewType);
+      func::FuncOp callee = fp4::detail::declareRuntimeFunction(
+          module, kCallee, {viewType, viewType, viewType});
       func::CallOp::create(b, loc, callee, ValueRange{a, bv, c});
       op->erase();
       fp4::addToStatistic(*this, numConverted, "converted",

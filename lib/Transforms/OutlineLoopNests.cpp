@@ -15,8 +15,8 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/ADT/StringMap.h"
 
 namespace mlir::fp4 {
 #define GEN_PASS_DEF_FP4OUTLINELOOPNESTS
@@ -54,17 +54,29 @@ Value rematerialize(OpBuilder &b, Value v, IRMapping &map) {
   return clone->getResult(cast<OpResult>(v).getResultNumber());
 }
 
-/// The outlined function as text under a fixed name, without locations:
-/// equal keys mean the same signature and the same ops on the same
-/// arguments and constants, so one function can serve every call.
-std::string bodyKey(func::FuncOp fn) {
-  StringAttr name = fn.getSymNameAttr();
-  fn.setSymName("__fp4_outlined");
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  fn->print(os, OpPrintingFlags().useLocalScope().enableDebugInfo(false));
-  fn.setSymNameAttr(name);
-  return text;
+/// A hash of what the function computes: its type and every op of its
+/// body (name, attributes, types), not SSA names or locations. Equal
+/// hashes are only candidates; sameBody decides.
+llvm::hash_code bodyHash(func::FuncOp fn) {
+  llvm::hash_code hash = hash_value(fn.getFunctionType());
+  fn.getBody().walk([&](Operation *op) {
+    hash =
+        llvm::hash_combine(hash, OperationEquivalence::computeHash(
+                                     op, OperationEquivalence::ignoreHashValue,
+                                     OperationEquivalence::ignoreHashValue,
+                                     OperationEquivalence::IgnoreLocations));
+  });
+  return hash;
+}
+
+/// Whether two outlined functions do the same thing: same signature, and
+/// bodies equal op for op (attributes, constants included) on
+/// corresponding arguments, locations aside. Structural, so no printing
+/// option (such as elided large constants) can make two differ or agree.
+bool sameBody(func::FuncOp a, func::FuncOp b) {
+  return a.getFunctionType() == b.getFunctionType() &&
+         OperationEquivalence::isRegionEquivalentTo(
+             &a.getBody(), &b.getBody(), OperationEquivalence::IgnoreLocations);
 }
 
 struct OutlineLoopNestsPass
@@ -75,7 +87,7 @@ struct OutlineLoopNestsPass
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
-    llvm::StringMap<func::FuncOp> byBody;
+    llvm::DenseMap<size_t, SmallVector<func::FuncOp>> byHash;
     for (func::FuncOp fn : funcs) {
       if (fn.isExternal())
         continue;
@@ -122,10 +134,16 @@ struct OutlineLoopNestsPass
         // same constants) comes back once per layer. One function for all
         // of them keeps LLVM from optimizing and compiling each copy.
         func::FuncOp callee = outlined;
-        std::string key = bodyKey(outlined);
-        auto [it, inserted] = byBody.try_emplace(key, outlined);
-        if (!inserted) {
-          callee = it->second;
+        SmallVector<func::FuncOp> &candidates =
+            byHash[static_cast<size_t>(bodyHash(outlined))];
+        for (func::FuncOp existing : candidates)
+          if (sameBody(existing, outlined)) {
+            callee = existing;
+            break;
+          }
+        if (callee == outlined) {
+          candidates.push_back(outlined);
+        } else {
           symbols.erase(outlined);
           fp4::addToStatistic(*this, numShared, "shared",
                               "Outlined loop nests that reuse an identical "

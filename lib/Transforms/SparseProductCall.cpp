@@ -21,30 +21,13 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 using namespace mlir;
+using mlir::fp4::detail::declareRuntimeFunction;
+using mlir::fp4::detail::stridedViewType;
 
 namespace {
 
 constexpr llvm::StringLiteral kSparseDense = "fp4_cpu_sparse_dense_f32";
 constexpr llvm::StringLiteral kSparseSparse = "fp4_cpu_sparse_sparse_f32";
-
-MemRefType viewType(MLIRContext *ctx, int64_t rank, Type element) {
-  int64_t dyn = ShapedType::kDynamic;
-  SmallVector<int64_t> shape(rank, dyn), strides(rank, dyn);
-  return MemRefType::get(shape, element,
-                         StridedLayoutAttr::get(ctx, dyn, strides));
-}
-
-func::FuncOp declare(ModuleOp module, StringRef name, TypeRange args) {
-  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
-    return existing;
-  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-  auto fn = func::FuncOp::create(b, module.getLoc(), name,
-                                 b.getFunctionType(args, {}));
-  fn.setPrivate();
-  // The runtime defines _mlir_ciface_<name> taking descriptor pointers.
-  fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-  return fn;
-}
 
 /// A strided view of `buffer` whose dimension i is the buffer's dimension
 /// `dims[i]`, or, for -1, a dimension of `batch` elements and stride 0.
@@ -63,7 +46,8 @@ Value view(OpBuilder &b, Location loc, Value buffer, ArrayRef<int> dims,
     strides.push_back(meta.getStrides()[d]);
   }
   return memref::ReinterpretCastOp::create(
-      b, loc, viewType(b.getContext(), dims.size(), type.getElementType()),
+      b, loc,
+      stridedViewType(b.getContext(), dims.size(), type.getElementType()),
       meta.getBaseBuffer(), OpFoldResult(meta.getOffset()), sizes, strides);
 }
 
@@ -89,8 +73,9 @@ bool isMemRef(Value v, int64_t rank, bool f32) {
 
 } // namespace
 
-LogicalResult mlir::fp4::detail::replaceSparseProductByCall(
-    linalg::GenericOp op, std::string &why) {
+LogicalResult
+mlir::fp4::detail::replaceSparseProductByCall(linalg::GenericOp op,
+                                              std::string &why) {
   auto tag = op->getAttrOfType<DictionaryAttr>(kSparseProductAttr);
   auto kind = tag ? tag.getAs<StringAttr>(kSparseProductKind) : StringAttr();
   if (!kind) {
@@ -118,7 +103,8 @@ LogicalResult mlir::fp4::detail::replaceSparseProductByCall(
     why = "the fp4.sparse_product tag lacks a positive block size";
     return failure();
   }
-  if (op.getNumDpsInits() != 1 || op.getNumDpsInputs() != (sparseSparse ? 3 : 2)) {
+  if (op.getNumDpsInits() != 1 ||
+      op.getNumDpsInputs() != (sparseSparse ? 3 : 2)) {
     why = "unexpected operand count for a tagged sparse product";
     return failure();
   }
@@ -136,8 +122,7 @@ LogicalResult mlir::fp4::detail::replaceSparseProductByCall(
   int64_t sparseRank = valuesType ? valuesType.getRank() : 0;
   if ((sparseRank != 3 && sparseRank != 4) ||
       !isMemRef(values, sparseRank, true) ||
-      !isMemRef(indices, sparseRank, false) ||
-      (sparseRank == 4 && !batched)) {
+      !isMemRef(indices, sparseRank, false) || (sparseRank == 4 && !batched)) {
     why = "the sparse operand is not f32 values and i8 indices "
           "[B?, R, K/B, k]";
     return failure();
@@ -147,8 +132,12 @@ LogicalResult mlir::fp4::detail::replaceSparseProductByCall(
   OpBuilder b(op);
   Location loc = op.getLoc();
   MLIRContext *ctx = b.getContext();
-  OpFoldResult batch = batched ? memref::getMixedSize(b, loc, c, 0)
-                               : OpFoldResult(b.getIndexAttr(1));
+  // Built (a memref.dim when batched) only once a branch's checks passed,
+  // so a failure leaves the function as it was.
+  auto batchSize = [&]() -> OpFoldResult {
+    return batched ? memref::getMixedSize(b, loc, c, 0)
+                   : OpFoldResult(b.getIndexAttr(1));
+  };
   auto sparseDims = [](int64_t rank) {
     return rank == 4 ? SmallVector<int>{0, 1, 2, 3}
                      : SmallVector<int>{-1, 0, 1, 2};
@@ -156,8 +145,6 @@ LogicalResult mlir::fp4::detail::replaceSparseProductByCall(
   auto denseDims = [](int64_t rank) {
     return rank == 3 ? SmallVector<int>{0, 1, 2} : SmallVector<int>{-1, 0, 1};
   };
-  // Views are built only after every check passed, so a failure leaves
-  // the function as it was.
   Type f32 = b.getF32Type(), i8 = b.getI8Type(), i64 = b.getI64Type();
   auto module = op->getParentOfType<ModuleOp>();
   if (!sparseSparse) {
@@ -176,21 +163,22 @@ LogicalResult mlir::fp4::detail::replaceSparseProductByCall(
       why = "the gathered dense operand is not an f32 [B?, R, K] buffer";
       return failure();
     }
+    OpFoldResult batch = batchSize();
     Value v = view(b, loc, values, sparseDims(sparseRank), batch);
     Value ix = view(b, loc, indices, sparseDims(sparseRank), batch);
     Value d = view(b, loc, dense, denseDims(denseType.getRank()), batch);
     // dense x sparse computes C^T[b, n, m] from the sparse rhs's rows.
-    SmallVector<int> cDims = batched ? SmallVector<int>{0, 1, 2}
-                                     : SmallVector<int>{-1, 0, 1};
+    SmallVector<int> cDims =
+        batched ? SmallVector<int>{0, 1, 2} : SmallVector<int>{-1, 0, 1};
     if (denseSparse)
       std::swap(cDims[1], cDims[2]);
     Value out = view(b, loc, c, cDims, batch);
     Value bs = arith::ConstantIntOp::create(b, loc, i64,
                                             denseSparse ? rhsBlock : lhsBlock);
-    func::FuncOp fn = declare(
+    func::FuncOp fn = declareRuntimeFunction(
         module, kSparseDense,
-        {viewType(ctx, 4, f32), viewType(ctx, 4, i8), viewType(ctx, 3, f32),
-         viewType(ctx, 3, f32), i64});
+        {stridedViewType(ctx, 4, f32), stridedViewType(ctx, 4, i8),
+         stridedViewType(ctx, 3, f32), stridedViewType(ctx, 3, f32), i64});
     func::CallOp::create(b, loc, fn, ValueRange{v, ix, d, out, bs});
     op->erase();
     return success();
@@ -204,27 +192,26 @@ LogicalResult mlir::fp4::detail::replaceSparseProductByCall(
     std::swap(rhsValues, rhsIndices);
   int64_t rhsRank = cast<MemRefType>(rhsValues.getType()).getRank();
   if (!isMemRef(rhsValues, rhsRank, true) ||
-      !isMemRef(rhsIndices, rhsRank, false) ||
-      (rhsRank != 3 && rhsRank != 4) || (rhsRank == 4 && !batched) ||
-      sparseRank != cType.getRank() + 1) {
+      !isMemRef(rhsIndices, rhsRank, false) || (rhsRank != 3 && rhsRank != 4) ||
+      (rhsRank == 4 && !batched) || sparseRank != cType.getRank() + 1) {
     why = "the gathered rhs is not f32 values and i8 indices [B?, N, K/B, k]";
     return failure();
   }
+  OpFoldResult batch = batchSize();
   Value lv = view(b, loc, values, sparseDims(sparseRank), batch);
   Value li = view(b, loc, indices, sparseDims(sparseRank), batch);
   Value rv = view(b, loc, rhsValues, sparseDims(rhsRank), batch);
   Value ri = view(b, loc, rhsIndices, sparseDims(rhsRank), batch);
-  Value out = view(b, loc, c,
-                   batched ? SmallVector<int>{0, 1, 2}
-                           : SmallVector<int>{-1, 0, 1},
-                   batch);
+  Value out = view(
+      b, loc, c,
+      batched ? SmallVector<int>{0, 1, 2} : SmallVector<int>{-1, 0, 1}, batch);
   Value lb = arith::ConstantIntOp::create(b, loc, i64, lhsBlock);
   Value rb = arith::ConstantIntOp::create(b, loc, i64, rhsBlock);
-  func::FuncOp fn =
-      declare(module, kSparseSparse,
-              {viewType(ctx, 4, f32), viewType(ctx, 4, i8),
-               viewType(ctx, 4, f32), viewType(ctx, 4, i8),
-               viewType(ctx, 3, f32), i64, i64});
+  func::FuncOp fn = declareRuntimeFunction(
+      module, kSparseSparse,
+      {stridedViewType(ctx, 4, f32), stridedViewType(ctx, 4, i8),
+       stridedViewType(ctx, 4, f32), stridedViewType(ctx, 4, i8),
+       stridedViewType(ctx, 3, f32), i64, i64});
   func::CallOp::create(b, loc, fn, ValueRange{lv, li, rv, ri, out, lb, rb});
   op->erase();
   return success();

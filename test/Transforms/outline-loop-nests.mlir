@@ -1,8 +1,11 @@
-// RUN: fp4-opt %s -fp4-outline-loop-nests=min-loop-nests=3 | FileCheck %s
-// RUN: fp4-opt %s -fp4-outline-loop-nests=min-loop-nests=3 -mlir-pass-statistics -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
+// RUN: fp4-opt %s -split-input-file -fp4-outline-loop-nests=min-loop-nests=3 | FileCheck %s
+// Printing options do not decide what is shared (the comparison is
+// structural): with large constants elided, the two tables below still
+// differ.
+// RUN: fp4-opt %s -split-input-file -fp4-outline-loop-nests=min-loop-nests=3 -mlir-elide-elementsattrs-if-larger=1 -mlir-pass-statistics -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
 
 // STATS: FP4OutlineLoopNests
-// STATS: 3 outlined - Loop nests outlined
+// STATS: 6 outlined - Loop nests outlined
 // STATS: 1 shared - Outlined loop nests that reuse an identical function
 
 // Three top-level nests: the first and the third are the same loop on
@@ -57,6 +60,38 @@ func.func @small(%a: memref<16xf32>) {
     %x = memref.load %a[%i] : memref<16xf32>
     %y = arith.mulf %x, %two : f32
     memref.store %y, %a[%i] : memref<16xf32>
+  }
+  return
+}
+
+// -----
+
+// Three nests that differ only in a constant table: no sharing.
+// CHECK-LABEL: func.func @tables
+// CHECK: call @[[T0:tables_loop_nest_0]]
+// CHECK: call @[[T1:tables_loop_nest_1]]
+// CHECK: call @[[T2:tables_loop_nest_2]]
+func.func @tables(%a: memref<16xvector<2xf32>>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %t0 = arith.constant dense<[1.0, 2.0]> : vector<2xf32>
+  %t1 = arith.constant dense<[1.0, 3.0]> : vector<2xf32>
+  %t2 = arith.constant dense<[4.0, 2.0]> : vector<2xf32>
+  scf.for %i = %c0 to %c16 step %c1 {
+    %x = memref.load %a[%i] : memref<16xvector<2xf32>>
+    %y = arith.mulf %x, %t0 : vector<2xf32>
+    memref.store %y, %a[%i] : memref<16xvector<2xf32>>
+  }
+  scf.for %i = %c0 to %c16 step %c1 {
+    %x = memref.load %a[%i] : memref<16xvector<2xf32>>
+    %y = arith.mulf %x, %t1 : vector<2xf32>
+    memref.store %y, %a[%i] : memref<16xvector<2xf32>>
+  }
+  scf.for %i = %c0 to %c16 step %c1 {
+    %x = memref.load %a[%i] : memref<16xvector<2xf32>>
+    %y = arith.mulf %x, %t2 : vector<2xf32>
+    memref.store %y, %a[%i] : memref<16xvector<2xf32>>
   }
   return
 }
