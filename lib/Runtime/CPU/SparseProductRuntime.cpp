@@ -41,27 +41,67 @@ constexpr int64_t kPanel = 128;
 #define FP4_SWEEP
 #endif
 
-/// For every q < kPanel, in entry order e = 0 .. count-1:
-/// a[q] = a[q] + v[e] * w[e][q]. 64 columns at a time stay in registers
-/// across all the entries (four independent add chains of AVX-512 width,
-/// enough to cover the add latency; the order per column is unchanged).
-FP4_SWEEP void sweepDense(float *a, const float *v, const float *const *w,
-                          int64_t count) {
-  constexpr int kCols = 64;
-  static_assert(kPanel % kCols == 0, "the panel is whole column groups");
-  for (int64_t q0 = 0; q0 < kPanel; q0 += kCols) {
-    float x[kCols];
-    for (int j = 0; j < kCols; ++j)
-      x[j] = a[q0 + j];
-    for (int64_t e = 0; e < count; ++e) {
-      const float ve = v[e];
-      const float *we = w[e] + q0;
-      for (int j = 0; j < kCols; ++j)
-        x[j] = x[j] + ve * we[j];
-    }
-    for (int j = 0; j < kCols; ++j)
-      a[q0 + j] = x[j];
-  }
+/// Columns of one sweep: with the row tile below, 4 x 32 accumulators
+/// (8 AVX-512 registers, 8 independent add chains to cover the add
+/// latency), and the panel slice one sweep reads, K x 32 floats, stays in
+/// L1/L2 across the rows of the task (K = 384: 48 KiB).
+constexpr int kSweepCols = 32;
+static_assert(kPanel % kSweepCols == 0, "the panel is whole sweeps");
+
+/// The rows of one sparse x dense sweep: each row's accumulator slice and
+/// its entries (values and packed panel rows), in the loops' order.
+struct SweepRow {
+  float *acc;
+  const float *value;
+  const int32_t *column;
+};
+
+/// For kRows rows at once and kSweepCols columns, block by block: row r
+/// gets acc[r][q] = acc[r][q] + value[e] * w[e][q] for its entries e of
+/// the block, in slot order. Interleaving the rows of one block changes no
+/// element's order (each row keeps its own accumulator) and lets the rows
+/// share the block's panel rows in L1 (a 2:4 residual's rows hit the same
+/// 4 dense rows per block).
+template <int kRows, int kSlots>
+__attribute__((always_inline)) inline void
+sweepDenseRows(const SweepRow *rows, const float *panel, int64_t k,
+               int64_t q0, int64_t blocks, int64_t runtimeSlots) {
+  const int64_t slots = kSlots > 0 ? kSlots : runtimeSlots;
+  float x[kRows][kSweepCols];
+  for (int r = 0; r < kRows; ++r)
+    for (int j = 0; j < kSweepCols; ++j)
+      x[r][j] = rows[r].acc[q0 + j];
+  panel += q0 * k;
+  for (int64_t c = 0, e0 = 0; c < blocks; ++c, e0 += slots)
+    for (int r = 0; r < kRows; ++r)
+      for (int64_t e = e0; e < e0 + slots; ++e) {
+        const float ve = rows[r].value[e];
+        const float *we =
+            panel + static_cast<int64_t>(rows[r].column[e]) * kSweepCols;
+        for (int j = 0; j < kSweepCols; ++j)
+          x[r][j] = x[r][j] + ve * we[j];
+      }
+  for (int r = 0; r < kRows; ++r)
+    for (int j = 0; j < kSweepCols; ++j)
+      rows[r].acc[q0 + j] = x[r][j];
+}
+
+// The instances, each cloned per instruction set (target_clones does not
+// take templates; the body inlines into every clone).
+// Two slots per block (a 2:4 residual, top-2 outliers: the recipes' usual
+// forms) get a straight-line block body.
+FP4_SWEEP void sweepDenseTile(const SweepRow *rows, const float *panel,
+                              int64_t k, int64_t q0, int64_t blocks,
+                              int64_t slots) {
+  if (slots == 2)
+    sweepDenseRows<4, 2>(rows, panel, k, q0, blocks, slots);
+  else
+    sweepDenseRows<4, 0>(rows, panel, k, q0, blocks, slots);
+}
+FP4_SWEEP void sweepDenseRow(const SweepRow *row, const float *panel,
+                             int64_t k, int64_t q0, int64_t blocks,
+                             int64_t slots) {
+  sweepDenseRows<1, 0>(row, panel, k, q0, blocks, slots);
 }
 
 /// One term of a masked sweep: lanes q with ix[q] == key get
@@ -101,10 +141,11 @@ FP4_SWEEP void sweepMatching(float *a, const MaskedTerm *terms, int64_t count,
   }
 }
 
-/// panel[kk * kPanel + q] = dense[b, col0 + q, kk] for q < cols, +0 for
-/// the padding columns. Eight dense rows at a time: eight sequential read
-/// streams and one 32-byte write per kk, where a row at a time would write
-/// with a stride of kPanel floats.
+/// The dense panel transposed, in column slices of kSweepCols: for
+/// q = q0 + j (j < kSweepCols), panel[q0 * k + kk * kSweepCols + j] =
+/// dense[b, col0 + q, kk] for q < cols, +0 for the padding columns. One
+/// sweep reads one contiguous slice (K x 128 bytes). Eight dense rows at a
+/// time: eight sequential read streams and one 32-byte write per kk.
 void packTransposed(FP4StridedMemRef3F32 *dense, int64_t b, int64_t col0,
                     int64_t cols, int64_t k, float *panel) {
   const int64_t sq = dense->strides[1], sk = dense->strides[2];
@@ -112,8 +153,9 @@ void packTransposed(FP4StridedMemRef3F32 *dense, int64_t b, int64_t col0,
                       col0 * sq;
   for (int64_t q0 = 0; q0 < kPanel; q0 += 8) {
     const int64_t n = std::max<int64_t>(0, std::min<int64_t>(8, cols - q0));
+    float *slice = panel + (q0 / kSweepCols) * kSweepCols * k + q0 % kSweepCols;
     for (int64_t kk = 0; kk < k; ++kk) {
-      float *dst = panel + kk * kPanel + q0;
+      float *dst = slice + kk * kSweepCols;
       for (int64_t q = 0; q < n; ++q)
         dst[q] = base[(q0 + q) * sq + kk * sk];
       for (int64_t q = n; q < 8; ++q)
@@ -291,28 +333,39 @@ extern "C" FP4_EXPORT void _mlir_ciface_fp4_cpu_sparse_dense_f32(
           idx = std::min<int64_t>(std::max<int64_t>(idx, 0), blockSize - 1);
           entryColumn[e] = static_cast<int32_t>(blk * blockSize + idx);
         }
+  constexpr int kTile = 4; // sweepDenseTile's rows
   forEachTile(batch, rows, cols, [&](int64_t b, int64_t row0, int64_t nrows,
                                      int64_t col0, int64_t ncols) {
     thread_local std::vector<float> panel, acc;
-    thread_local std::vector<const float *> ws;
     panel.resize(k * kPanel);
-    acc.resize(kPanel);
-    ws.resize(perRow);
+    acc.resize(nrows * kPanel);
     packTransposed(dense, b, col0, ncols, k, panel.data());
-    for (int64_t r = row0; r < row0 + nrows; ++r) {
-      float *a = acc.data();
+    for (int64_t i = 0; i < nrows; ++i)
       for (int64_t q = 0; q < ncols; ++q)
-        a[q] = at3(c, b, r, col0 + q);
-      // Each entry's packed dense row; the sweep covers the full panel
-      // width (the tail is zero padding, never stored).
-      const int64_t first = (b * rows + r) * perRow;
-      for (int64_t e = 0; e < perRow; ++e)
-        ws[e] = panel.data() +
-                static_cast<int64_t>(entryColumn[first + e]) * kPanel;
-      sweepDense(a, entryValue.data() + first, ws.data(), perRow);
+        acc[i * kPanel + q] = at3(c, b, row0 + i, col0 + q);
+    // Column slices outside, row tiles inside: one slice of the panel
+    // (K x kSweepCols) serves every row of the task while it is in cache.
+    // The sweeps cover the full panel width (the tail is zero padding,
+    // never stored).
+    for (int64_t q0 = 0; q0 < kPanel; q0 += kSweepCols)
+      for (int64_t i0 = 0; i0 < nrows; i0 += kTile) {
+        const int64_t tile = std::min<int64_t>(kTile, nrows - i0);
+        SweepRow tileRows[kTile];
+        for (int64_t i = 0; i < tile; ++i) {
+          const int64_t first = (b * rows + row0 + i0 + i) * perRow;
+          tileRows[i] = {acc.data() + (i0 + i) * kPanel,
+                         entryValue.data() + first, entryColumn.data() + first};
+        }
+        if (tile == kTile) {
+          sweepDenseTile(tileRows, panel.data(), k, q0, blocks, slots);
+          continue;
+        }
+        for (int64_t i = 0; i < tile; ++i)
+          sweepDenseRow(tileRows + i, panel.data(), k, q0, blocks, slots);
+      }
+    for (int64_t i = 0; i < nrows; ++i)
       for (int64_t q = 0; q < ncols; ++q)
-        at3(c, b, r, col0 + q) = a[q];
-    }
+        at3(c, b, row0 + i, col0 + q) = acc[i * kPanel + q];
   });
 }
 
