@@ -3,7 +3,8 @@
 // The GPU counterpart of fp4-pipeline-cpu. The order follows upstream's
 // gpu-lower-to-nvvm-pipeline, with the project's choices:
 //  * the host part is exactly the CPU pipeline's (fp4 ops left on the host
-//    lower there too, so a module mixes both freely);
+//    lower there too, so a module mixes both freely), math included (erf,
+//    rsqrt, tanh of real models: libm or expanded);
 //  * kernels take bare pointers (static shapes): one parameter per buffer,
 //    the ABI the Python launcher and the manifest describe;
 //  * the PTX ISA version is given explicitly (the upstream default +ptx60
@@ -30,6 +31,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -79,7 +81,17 @@ void mlir::fp4::buildFP4NVVMPipeline(OpPassManager &pm,
   GpuToLLVMConversionPassOptions toLLVM;
   toLLVM.kernelBarePtrCallConv = true;
   pm.addPass(createGpuToLLVMConversionPass(toLLVM));
+  // Host math as in fp4-pipeline-cpu: rsqrt expanded (math-to-llvm has no
+  // pattern, libm no rsqrtf), LLVM intrinsics where LLVM has one, libm for
+  // the rest (erf of exact GELU, tanh). Here, after the kernels became
+  // NVVM, so device math keeps its libdevice lowering; libm's func.call
+  // declarations need a second func-to-llvm.
+  math::MathExpandOpsPassOptions expand;
+  expand.opMnemonics = {"rsqrt"};
+  pm.addPass(math::createMathExpandOpsPass(expand));
   pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
