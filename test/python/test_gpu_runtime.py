@@ -149,6 +149,41 @@ def test_exec_runs_the_model_through_the_runtime(model, fake_driver, tmp_path):
     assert calls[-1] == "cuModuleUnload"
 
 
+def test_exec_repeat_times_the_same_call(model, fake_driver, tmp_path):
+    _, model_path = model
+    a = np.arange(256, dtype=np.float32)
+    np.save(tmp_path / "a.npy", a)
+    log = tmp_path / "calls.log"
+    proc = subprocess.run(
+        [FP4_RUN, "exec", str(model_path), "--entry", "double", "--input",
+         str(tmp_path / "a.npy"), "--output-dir", str(tmp_path / "out"),
+         "--repeat", "3"],
+        capture_output=True, text=True, env=fake_env(fake_driver, log))
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "result0.npy"),
+                                  2 * a)
+    timing = json.loads((tmp_path / "out" / "timing.json").read_text())
+    assert timing["entry"] == "double" and timing["memory"] == "host"
+    assert len(timing["times_s"]) == 3
+    assert timing["median_s"] == sorted(timing["times_s"])[1]
+    assert all(t > 0 for t in timing["times_s"]) and timing["first_s"] > 0
+    # One launch for the checked call and one per repeat.
+    calls = log.read_text().splitlines()
+    assert sum(c.startswith("cuLaunchKernel scale") for c in calls) == 4
+    assert "median" in proc.stdout
+
+
+def test_exec_repeat_rejects_a_negative_count(model, tmp_path):
+    _, model_path = model
+    proc = subprocess.run(
+        [FP4_RUN, "exec", str(model_path), "--entry", "double",
+         "--output-dir", str(tmp_path / "out"), "--repeat", "-2"],
+        capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "'-2' is not a count" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
 def test_exec_without_device_exits_3(model, fake_driver, tmp_path):
     _, model_path = model
     np.save(tmp_path / "a.npy", np.ones(256, np.float32))

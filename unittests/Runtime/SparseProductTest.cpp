@@ -147,6 +147,11 @@ TEST(SparseProduct, SparseDenseMatchesTheLoopsOnEveryTail) {
     checkSparseDense(3, 17, 139, 8, 4, 1, false, true, seed++);
     checkSparseDense(3, 17, 139, 16, 3, 4, true, true, seed++);
     checkSparseDense(2, 64, 300, 32, 12, 2, false, false, seed++);
+    // K not a multiple of the packer's 8 x 8 tiles (K = 20, 9, 7): the
+    // tile path and the K tail in one panel.
+    checkSparseDense(1, 9, 131, 4, 5, 2, false, true, seed++);
+    checkSparseDense(2, 5, 70, 3, 3, 2, true, true, seed++);
+    checkSparseDense(1, 6, 9, 7, 1, 3, false, true, seed++);
   }
 }
 

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <vector>
 
 #define FP4_EXPORT __attribute__((visibility("default")))
@@ -145,16 +146,32 @@ FP4_SWEEP void sweepMatching(float *a, const MaskedTerm *terms, int64_t count,
 /// q = q0 + j (j < kSweepCols), panel[q0 * k + kk * kSweepCols + j] =
 /// dense[b, col0 + q, kk] for q < cols, +0 for the padding columns. One
 /// sweep reads one contiguous slice (K x 128 bytes). Eight dense rows at a
-/// time: eight sequential read streams and one 32-byte write per kk.
-void packTransposed(FP4StridedMemRef3F32 *dense, int64_t b, int64_t col0,
-                    int64_t cols, int64_t k, float *panel) {
+/// time: with a unit K stride, 8 x 8 tiles (eight contiguous row loads,
+/// eight contiguous slice stores: the clones vectorize the transpose);
+/// otherwise, and for the K tail, eight sequential read streams and one
+/// 32-byte write per kk.
+FP4_SWEEP void packTransposed(FP4StridedMemRef3F32 *dense, int64_t b,
+                              int64_t col0, int64_t cols, int64_t k,
+                              float *panel) {
   const int64_t sq = dense->strides[1], sk = dense->strides[2];
   const float *base = dense->aligned + dense->offset + b * dense->strides[0] +
                       col0 * sq;
   for (int64_t q0 = 0; q0 < kPanel; q0 += 8) {
     const int64_t n = std::max<int64_t>(0, std::min<int64_t>(8, cols - q0));
     float *slice = panel + (q0 / kSweepCols) * kSweepCols * k + q0 % kSweepCols;
-    for (int64_t kk = 0; kk < k; ++kk) {
+    int64_t kk = 0;
+    if (n == 8 && sk == 1) {
+      for (; kk + 8 <= k; kk += 8) {
+        float tile[8][8];
+        for (int q = 0; q < 8; ++q)
+          for (int j = 0; j < 8; ++j)
+            tile[q][j] = base[(q0 + q) * sq + kk + j];
+        for (int j = 0; j < 8; ++j)
+          for (int q = 0; q < 8; ++q)
+            slice[(kk + j) * kSweepCols + q] = tile[q][j];
+      }
+    }
+    for (; kk < k; ++kk) {
       float *dst = slice + kk * kSweepCols;
       for (int64_t q = 0; q < n; ++q)
         dst[q] = base[(q0 + q) * sq + kk * sk];
@@ -228,17 +245,27 @@ void sparseSparseByRhs(FP4StridedMemRef4F32 *lhsValues,
     float value;
   };
   for (int64_t b = 0; b < batch; ++b) {
-    // Padded rows get column -1: no entry matches them.
-    std::fill(lCol.begin(), lCol.end(), -1);
-    for (int64_t m = 0; m < rows; ++m)
-      for (int64_t blk = 0; blk < lBlocks; ++blk)
-        for (int64_t s = 0; s < lSlots; ++s) {
-          int64_t idx = at4<int8_t>(lhsIndices, b, m, blk, s);
-          idx = std::min<int64_t>(std::max<int64_t>(idx, 0), lhsBlockSize - 1);
-          int64_t at = (blk * lSlots + s) * rowsPadded + m;
-          lCol[at] = static_cast<int32_t>(blk * lhsBlockSize + idx);
-          lVal[at] = at4<float>(lhsValues, b, m, blk, s);
-        }
+    // The transposition in row chunks on the pool (serial, it was a tenth
+    // of the product's time). Padded rows get column -1: no entry matches
+    // them.
+    constexpr int64_t kChunk = 64;
+    fp4::cpu::parallelFor(rowsPadded / kChunk, [&](int64_t chunk) {
+      for (int64_t m = chunk * kChunk; m < (chunk + 1) * kChunk; ++m)
+        for (int64_t blk = 0; blk < lBlocks; ++blk)
+          for (int64_t s = 0; s < lSlots; ++s) {
+            const int64_t at = (blk * lSlots + s) * rowsPadded + m;
+            if (m >= rows) {
+              lCol[at] = -1;
+              lVal[at] = 0.0f;
+              continue;
+            }
+            int64_t idx = at4<int8_t>(lhsIndices, b, m, blk, s);
+            idx = std::min<int64_t>(std::max<int64_t>(idx, 0),
+                                    lhsBlockSize - 1);
+            lCol[at] = static_cast<int32_t>(blk * lhsBlockSize + idx);
+            lVal[at] = at4<float>(lhsValues, b, m, blk, s);
+          }
+    });
     const int64_t wanted = 4 * static_cast<int64_t>(fp4::cpu::poolThreads());
     const int64_t perTask = std::max<int64_t>(1, (cols + wanted - 1) / wanted);
     const int64_t tasks = (cols + perTask - 1) / perTask;
@@ -334,12 +361,30 @@ extern "C" FP4_EXPORT void _mlir_ciface_fp4_cpu_sparse_dense_f32(
           entryColumn[e] = static_cast<int32_t>(blk * blockSize + idx);
         }
   constexpr int kTile = 4; // sweepDenseTile's rows
+  // Every panel packed once, in parallel, before the sweeps: the tasks of
+  // one panel (row chunks, when there are few panels) share it. Packing
+  // per task repeated it per chunk, and for top-k entries (K/16 per row)
+  // packing cost more than the sweep. The buffer is the caller thread's
+  // and grows only (no zero fill: every element is written).
+  const int64_t panels = (cols + kPanel - 1) / kPanel;
+  const int64_t panelFloats = k * kPanel;
+  thread_local std::unique_ptr<float[]> packed;
+  thread_local int64_t packedFloats = 0;
+  if (packedFloats < batch * panels * panelFloats) {
+    packedFloats = batch * panels * panelFloats;
+    packed.reset(new float[packedFloats]);
+  }
+  float *packedAll = packed.get();
+  fp4::cpu::parallelFor(batch * panels, [&](int64_t t) {
+    const int64_t b = t / panels, col0 = (t % panels) * kPanel;
+    packTransposed(dense, b, col0, std::min(kPanel, cols - col0), k,
+                   packedAll + t * panelFloats);
+  });
   forEachTile(batch, rows, cols, [&](int64_t b, int64_t row0, int64_t nrows,
                                      int64_t col0, int64_t ncols) {
-    thread_local std::vector<float> panel, acc;
-    panel.resize(k * kPanel);
+    thread_local std::vector<float> acc;
     acc.resize(nrows * kPanel);
-    packTransposed(dense, b, col0, ncols, k, panel.data());
+    const float *panel = packedAll + (b * panels + col0 / kPanel) * panelFloats;
     for (int64_t i = 0; i < nrows; ++i)
       for (int64_t q = 0; q < ncols; ++q)
         acc[i * kPanel + q] = at3(c, b, row0 + i, col0 + q);
@@ -357,11 +402,11 @@ extern "C" FP4_EXPORT void _mlir_ciface_fp4_cpu_sparse_dense_f32(
                          entryValue.data() + first, entryColumn.data() + first};
         }
         if (tile == kTile) {
-          sweepDenseTile(tileRows, panel.data(), k, q0, blocks, slots);
+          sweepDenseTile(tileRows, panel, k, q0, blocks, slots);
           continue;
         }
         for (int64_t i = 0; i < tile; ++i)
-          sweepDenseRow(tileRows + i, panel.data(), k, q0, blocks, slots);
+          sweepDenseRow(tileRows + i, panel, k, q0, blocks, slots);
       }
     for (int64_t i = 0; i < nrows; ++i)
       for (int64_t q = 0; q < ncols; ++q)
