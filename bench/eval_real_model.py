@@ -27,9 +27,16 @@ Columns:
   - parse, quantize+lower, JIT, first call, forward (median of --repeats):
     seconds; "compile total" = parse + quantize+lower + JIT + first call.
 The fp32 row (no quantization) is also compared with torch eager (max abs
-difference of the hidden state) and timed against it.
+difference of the hidden state) and timed against it. Recipes named by
+--merge-corrections (default: full-correction) get a second row,
+NAME+merge, lowered with fp4-pipeline-cpu{merge-corrections=true}: the
+weight's quantized rest and outliers summed into one f32 constant per
+activation part (fp4-merge-constant-corrections), fewer products, the f32
+sum reassociated (not bit for bit the NAME row).
 
-Writes OUT/real_model.json, OUT/real_model.md (the table) and
+Writes OUT/outputs/ (the input batches, inputs.npz, and every recipe's
+last hidden states, NAME.npy: what bench/eval_real_model_gpu.py compares
+the GPU's results with), OUT/real_model.json, OUT/real_model.md (the table) and
 OUT/real_model.png (matplotlib; when the running python lacks it, the plot
 is drawn by re-running this script with --plot under python3).
 """
@@ -51,6 +58,9 @@ BATCH = 8
 LOWERINGS = {"fast": "fp4-pipeline-cpu{fast=true c-wrappers=true}",
              "fast-serial": "fp4-pipeline-cpu{fast=true parallel-loops=false "
                             "c-wrappers=true}",
+             "fast-serial-merge": "fp4-pipeline-cpu{fast=true "
+                                  "parallel-loops=false c-wrappers=true "
+                                  "merge-corrections=true}",
              "default": "fp4-pipeline-cpu{c-wrappers=true}"}
 
 # (sentence a, sentence b, similarity 0-5): graded by hand.
@@ -311,6 +321,11 @@ def main():
                         "exporting again")
     p.add_argument("--lowering", choices=sorted(LOWERINGS), default="fast-serial",
                    help="fp4-pipeline-cpu with fast=true (default) or not")
+    p.add_argument("--merge-corrections", nargs="*",
+                   default=["full-correction"], metavar="NAME",
+                   help="recipes that also get a NAME+merge row, lowered "
+                        "with fp4-pipeline-cpu{merge-corrections=true} "
+                        "(default: full-correction; none: no such rows)")
     p.add_argument("--opt-level", type=int, default=2,
                    help="ExecutionEngine optimization level (IR and codegen)")
     p.add_argument("--plot", metavar="JSON",
@@ -366,15 +381,30 @@ def main():
                "torch": {"forward_s": eager_s, "forward_all_s": eager_all,
                          "rho_labels": spearman(ref_pairs, labels)},
                "rows": []}
-    runs = [("fp32", "")] + variants(args)
+    # The inputs and every recipe's outputs, for the GPU step
+    # (bench/eval_real_model_gpu.py compares its results with these bits).
+    out_dir = os.path.join(args.out, "outputs")
+    os.makedirs(out_dir, exist_ok=True)
+    np.savez(os.path.join(out_dir, "inputs.npz"),
+             ids=np.stack([i.numpy() for i, _ in batches]),
+             mask=np.stack([m.numpy() for _, m in batches]))
+    runs = [("fp32", "", args.lowering)] + [
+        (name, passes, args.lowering) for name, passes in variants(args)]
     if args.only:
         runs = [r for r in runs if r[0] in args.only or r[0] == "fp32"]
+    # The recipes also run with merge-corrections (their weight's rest and
+    # outliers summed into one f32 constant: fewer products, the f32 sum
+    # reassociated), as rows NAME+merge.
+    runs += [(name + "+merge", passes, "fast-serial-merge")
+             for name, passes, _ in list(runs)
+             if name in (args.merge_corrections or [])]
     base = None
-    for name, passes in runs:
+    for name, passes, lowering in runs:
         print(f"== {name}", file=sys.stderr)
         outs, rec, _ = compile_and_run(ir, text, name, passes, batches,
-                                    args.repeats, LOWERINGS[args.lowering],
+                                    args.repeats, LOWERINGS[lowering],
                                     args.opt_level)
+        np.save(os.path.join(out_dir, f"{name}.npy"), np.stack(outs))
         if base is None:
             base = outs
             rec["max_abs_vs_torch"] = float(max(

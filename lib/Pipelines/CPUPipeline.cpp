@@ -37,6 +37,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/Transforms/RequestCWrappers.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "fp4/Dialect/FP4/Transforms/Passes.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -51,6 +52,8 @@ void mlir::fp4::buildFP4CPUPipeline(OpPassManager &pm,
   // async tasks of `fast`, nor the libm declarations created later.
   if (options.cWrappers)
     pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  if (options.mergeCorrections)
+    pm.addPass(createFP4MergeConstantCorrections());
   pm.addPass(createConvertFP4ToLinalg());
   // Elementwise arith/math on tensors (common in hand-written and frontend
   // IR around the fp4 ops) has no bufferization: make it linalg first.

@@ -29,6 +29,7 @@ void mlir::fp4::registerAllPasses() {
   registerFP4MacroScale();
   registerFP4OutlierFallback();
   registerFP4Residual();
+  registerFP4MergeConstantCorrections();
   registerConvertFP4ToLinalg();
   registerConvertFP4ToGPU();
   registerFP4GPUSelectConfig();

@@ -404,16 +404,28 @@ func.func @linear(%x: tensor<{M}x{K}xf32>) -> tensor<{M}x{NOUT}xf32> attributes 
 """
 
 
-def run_linear(pipeline, x, w_kn):
+def run_linear(pipeline, x, w_kn, lowering="fp4-pipeline-cpu"):
     ctx = ir.Context()
     module = ctx.parse_module(LINEAR.replace("HEX", w_kn.tobytes().hex()))
     ir.run_pipeline(module, pipeline)
     text = module.to_string(large_elements_limit=16)
-    ir.run_pipeline(module, "fp4-pipeline-cpu")
+    ir.run_pipeline(module, lowering)
     engine = ir.ExecutionEngine(module, opt_level=2)
     y = engine.invoke("linear", x,
                       results=[ir.MemRef(np.float32, rank=2, owned=True)])
     return y, text
+
+
+def corrected_reference(x, w):
+    """f64 product of the reference parts of outlier fallback (top 2 of 32,
+    both sides) and the activations' 2:4 residual."""
+    x_rest, xv, xi = ref.split_outliers(x, 32, 2)
+    w_rest, wv, wi = ref.split_outliers(w, 32, 2)
+    rv, ri = ref.sparse_residual(x_rest, "mxfp4", 4, 2)
+    x_hat = (qdq(x_rest).astype(np.float64) +
+             ref.scatter_sparse(xv, xi, 32) + ref.scatter_sparse(rv, ri, 4))
+    w_hat = qdq(w_rest).astype(np.float64) + ref.scatter_sparse(wv, wi, 32)
+    return x_hat @ w_hat.T
 
 
 def test_corrected_linear_end_to_end():
@@ -436,13 +448,7 @@ def test_corrected_linear_end_to_end():
     assert "fp4.correction_matmul" in text
 
     # The same computation from the reference parts.
-    x_rest, xv, xi = ref.split_outliers(x, 32, 2)
-    w_rest, wv, wi = ref.split_outliers(w, 32, 2)
-    rv, ri = ref.sparse_residual(x_rest, "mxfp4", 4, 2)
-    x_hat = (qdq(x_rest).astype(np.float64) +
-             ref.scatter_sparse(xv, xi, 32) + ref.scatter_sparse(rv, ri, 4))
-    w_hat = qdq(w_rest).astype(np.float64) + ref.scatter_sparse(wv, wi, 32)
-    want = x_hat @ w_hat.T
+    want = corrected_reference(x, w)
     np.testing.assert_allclose(corrected, want, rtol=1e-5,
                                atol=1e-5 * np.abs(want).max())
 
@@ -452,6 +458,36 @@ def test_corrected_linear_end_to_end():
           f"{rel(corrected):.4f}")
     # Measured: 0.202 plain, 0.088 corrected.
     assert rel(corrected) < 0.5 * rel(plain), (rel(corrected), rel(plain))
+
+
+def test_merged_corrections_reassociate_only():
+    """fp4-pipeline-cpu{merge-corrections=true}: the weight's rest and
+    outliers summed into one f32 constant per lhs part. The same product up
+    to the f32 summation order: within f32 rounding of the unmerged result
+    and of the product of the reference parts, not bit for bit."""
+    rng = np.random.default_rng(43)
+    x = rng.laplace(size=(M, K)).astype(np.float32)
+    x[:, [9, 200, 333]] *= 30.0
+    w = rng.laplace(size=(NOUT, K)).astype(np.float32)
+    w_kn = np.ascontiguousarray(w.T)
+    recipe = ("fp4-quantize,fp4-outlier-fallback{k=2},fp4-residual,"
+              "fp4-fold-constants")
+    unmerged, _ = run_linear(recipe, x, w_kn)
+    merged, _ = run_linear(recipe, x, w_kn,
+                           "fp4-pipeline-cpu{merge-corrections=true}")
+    want = corrected_reference(x, w)
+
+    def rel(y, to):
+        return np.linalg.norm(y - to) / np.linalg.norm(to)
+    print(f"merged vs reference {rel(merged, want):.2e}, vs unmerged "
+          f"{rel(merged, unmerged):.2e}, unmerged vs reference "
+          f"{rel(unmerged, want):.2e}")
+    assert rel(merged, want) < 1e-6, rel(merged, want)
+    assert rel(merged, unmerged) < 1e-6, rel(merged, unmerged)
+    # Reassociated, so some elements round differently (this is no
+    # bit-exact rewrite, and the test would not notice one that was).
+    assert not np.array_equal(merged.view(np.uint32),
+                              unmerged.view(np.uint32))
 
 
 def test_static_channels_end_to_end(tmp_path):

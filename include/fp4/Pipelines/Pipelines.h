@@ -65,6 +65,16 @@ struct FP4CPUPipelineOptions
       *this, "min-task-size",
       llvm::cl::desc("With fast: fewest loop iterations per async task"),
       llvm::cl::init(1024)};
+  PassOptions::Option<bool> mergeCorrections{
+      *this, "merge-corrections",
+      llvm::cl::desc("Run fp4-merge-constant-corrections first: the terms "
+                     "of a corrected product that share an lhs part and "
+                     "whose rhs parts are constant (a weight's quantized "
+                     "rest and its outliers) become one term against their "
+                     "exact f32 sum. Fewer, cheaper products; the f32 sum "
+                     "is reassociated, so results differ from the default "
+                     "by rounding (not bit for bit)"),
+      llvm::cl::init(false)};
 };
 
 /// convert-fp4-to-linalg, canonicalize + cse, one-shot bufferization (whole

@@ -270,55 +270,66 @@ void sparseSparseByRhs(FP4StridedMemRef4F32 *lhsValues,
     const int64_t perTask = std::max<int64_t>(1, (cols + wanted - 1) / wanted);
     const int64_t tasks = (cols + perTask - 1) / perTask;
     fp4::cpu::parallelFor(tasks, [&](int64_t task) {
+      // kGroup output columns at a time: their C elements are read and
+      // written a row (one cache line) at a time, transposed into one
+      // accumulator lane array per column. Column by column, C's lines
+      // were fetched again for every column, a third of the product.
+      constexpr int64_t kGroup = 16;
       thread_local std::vector<float> acc;
       thread_local std::vector<Entry> entries;
       thread_local std::vector<MaskedTerm> terms;
-      acc.resize(rowsPadded);
-      for (int64_t n = task * perTask;
-           n < std::min(cols, (task + 1) * perTask); ++n) {
-        entries.clear();
-        for (int64_t rb = 0; rb < rBlocks; ++rb)
-          for (int64_t t = 0; t < rSlots; ++t) {
-            int64_t idx = at4<int8_t>(rhsIndices, b, n, rb, t);
-            if (idx < 0 || idx >= rhsBlockSize)
-              continue; // matches no in-block position
-            int64_t col = rb * rhsBlockSize + idx;
-            entries.push_back({col / lhsBlockSize, col, t,
-                               at4<float>(rhsValues, b, n, rb, t)});
-          }
-        // Entries of one column come from one rhs block, so ordering them
-        // by slot keeps their t order.
-        std::sort(entries.begin(), entries.end(),
-                  [](const Entry &x, const Entry &y) {
-                    if (x.block != y.block)
-                      return x.block < y.block;
-                    return x.col != y.col ? x.col < y.col : x.slot < y.slot;
-                  });
-        float *a = acc.data();
+      acc.assign(kGroup * rowsPadded, 0.0f); // padded lanes: never stored
+      const int64_t nEnd = std::min(cols, (task + 1) * perTask);
+      for (int64_t n0 = task * perTask; n0 < nEnd; n0 += kGroup) {
+        const int64_t group = std::min(kGroup, nEnd - n0);
         for (int64_t m = 0; m < rows; ++m)
-          a[m] = at3(c, b, m, n);
-        // The terms of column n in the loops' order: lhs blocks, lhs
-        // slots, then the rhs entries (one column: rhs slot order).
-        terms.clear();
-        for (size_t first = 0; first < entries.size();) {
-          size_t last = first;
-          while (last < entries.size() &&
-                 entries[last].block == entries[first].block)
-            ++last;
-          const int64_t blk = entries[first].block;
-          for (int64_t s = 0; s < lSlots; ++s) {
-            const int32_t *lc = lCol.data() + (blk * lSlots + s) * rowsPadded;
-            const float *lv = lVal.data() + (blk * lSlots + s) * rowsPadded;
-            for (size_t e = first; e < last; ++e)
-              terms.push_back({lc, static_cast<int32_t>(entries[e].col), lv,
-                               entries[e].value});
+          for (int64_t j = 0; j < group; ++j)
+            acc[j * rowsPadded + m] = at3(c, b, m, n0 + j);
+        for (int64_t j = 0; j < group; ++j) {
+          const int64_t n = n0 + j;
+          entries.clear();
+          for (int64_t rb = 0; rb < rBlocks; ++rb)
+            for (int64_t t = 0; t < rSlots; ++t) {
+              int64_t idx = at4<int8_t>(rhsIndices, b, n, rb, t);
+              if (idx < 0 || idx >= rhsBlockSize)
+                continue; // matches no in-block position
+              int64_t col = rb * rhsBlockSize + idx;
+              entries.push_back({col / lhsBlockSize, col, t,
+                                 at4<float>(rhsValues, b, n, rb, t)});
+            }
+          // Entries of one column come from one rhs block, so ordering
+          // them by slot keeps their t order.
+          std::sort(entries.begin(), entries.end(),
+                    [](const Entry &x, const Entry &y) {
+                      if (x.block != y.block)
+                        return x.block < y.block;
+                      return x.col != y.col ? x.col < y.col : x.slot < y.slot;
+                    });
+          // The terms of column n in the loops' order: lhs blocks, lhs
+          // slots, then the rhs entries (one column: rhs slot order).
+          terms.clear();
+          for (size_t first = 0; first < entries.size();) {
+            size_t last = first;
+            while (last < entries.size() &&
+                   entries[last].block == entries[first].block)
+              ++last;
+            const int64_t blk = entries[first].block;
+            for (int64_t s = 0; s < lSlots; ++s) {
+              const int32_t *lc =
+                  lCol.data() + (blk * lSlots + s) * rowsPadded;
+              const float *lv = lVal.data() + (blk * lSlots + s) * rowsPadded;
+              for (size_t e = first; e < last; ++e)
+                terms.push_back({lc, static_cast<int32_t>(entries[e].col), lv,
+                                 entries[e].value});
+            }
+            first = last;
           }
-          first = last;
+          sweepMatching(acc.data() + j * rowsPadded, terms.data(),
+                        static_cast<int64_t>(terms.size()), rowsPadded);
         }
-        sweepMatching(a, terms.data(), static_cast<int64_t>(terms.size()),
-                      rowsPadded);
         for (int64_t m = 0; m < rows; ++m)
-          at3(c, b, m, n) = a[m];
+          for (int64_t j = 0; j < group; ++j)
+            at3(c, b, m, n0 + j) = acc[j * rowsPadded + m];
       }
     });
   }
@@ -349,42 +360,41 @@ extern "C" FP4_EXPORT void _mlir_ciface_fp4_cpu_sparse_dense_f32(
   // Every row's entries, decoded once for all the panels: their values and
   // dense columns, in the loops' order (blocks, then slots).
   const int64_t perRow = blocks * slots;
-  std::vector<float> entryValue(batch * rows * perRow);
-  std::vector<int32_t> entryColumn(batch * rows * perRow);
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t blk = 0, e = (b * rows + r) * perRow; blk < blocks; ++blk)
+  // The caller thread's buffers, reused across calls (every element is
+  // written below).
+  // (Pointers, not the thread_local names, cross into the pool's lambdas:
+  // there a name would be the worker's own instance.)
+  thread_local std::vector<float> entryValues;
+  thread_local std::vector<int32_t> entryColumns;
+  entryValues.resize(batch * rows * perRow);
+  entryColumns.resize(batch * rows * perRow);
+  float *entryValue = entryValues.data();
+  int32_t *entryColumn = entryColumns.data();
+  // (On the pool, in chunks of rows: serial, it was a tenth of a 2:4
+  // product at K = 384.)
+  constexpr int64_t kDecodeRows = 32;
+  const int64_t decodeChunks = (batch * rows + kDecodeRows - 1) / kDecodeRows;
+  fp4::cpu::parallelFor(decodeChunks, [&](int64_t chunk) {
+    const int64_t end = std::min(batch * rows, (chunk + 1) * kDecodeRows);
+    for (int64_t br = chunk * kDecodeRows; br < end; ++br) {
+      const int64_t b = br / rows, r = br % rows;
+      for (int64_t blk = 0, e = br * perRow; blk < blocks; ++blk)
         for (int64_t s = 0; s < slots; ++s, ++e) {
           entryValue[e] = at4<float>(values, b, r, blk, s);
           int64_t idx = at4<int8_t>(indices, b, r, blk, s);
           idx = std::min<int64_t>(std::max<int64_t>(idx, 0), blockSize - 1);
           entryColumn[e] = static_cast<int32_t>(blk * blockSize + idx);
         }
-  constexpr int kTile = 4; // sweepDenseTile's rows
-  // Every panel packed once, in parallel, before the sweeps: the tasks of
-  // one panel (row chunks, when there are few panels) share it. Packing
-  // per task repeated it per chunk, and for top-k entries (K/16 per row)
-  // packing cost more than the sweep. The buffer is the caller thread's
-  // and grows only (no zero fill: every element is written).
-  const int64_t panels = (cols + kPanel - 1) / kPanel;
-  const int64_t panelFloats = k * kPanel;
-  thread_local std::unique_ptr<float[]> packed;
-  thread_local int64_t packedFloats = 0;
-  if (packedFloats < batch * panels * panelFloats) {
-    packedFloats = batch * panels * panelFloats;
-    packed.reset(new float[packedFloats]);
-  }
-  float *packedAll = packed.get();
-  fp4::cpu::parallelFor(batch * panels, [&](int64_t t) {
-    const int64_t b = t / panels, col0 = (t % panels) * kPanel;
-    packTransposed(dense, b, col0, std::min(kPanel, cols - col0), k,
-                   packedAll + t * panelFloats);
+    }
   });
+  constexpr int kTile = 4; // sweepDenseTile's rows
   forEachTile(batch, rows, cols, [&](int64_t b, int64_t row0, int64_t nrows,
                                      int64_t col0, int64_t ncols) {
-    thread_local std::vector<float> acc;
+    thread_local std::vector<float> panelBuffer, acc;
+    panelBuffer.resize(k * kPanel);
     acc.resize(nrows * kPanel);
-    const float *panel = packedAll + (b * panels + col0 / kPanel) * panelFloats;
+    packTransposed(dense, b, col0, ncols, k, panelBuffer.data());
+    const float *panel = panelBuffer.data();
     for (int64_t i = 0; i < nrows; ++i)
       for (int64_t q = 0; q < ncols; ++q)
         acc[i * kPanel + q] = at3(c, b, row0 + i, col0 + q);
@@ -399,7 +409,7 @@ extern "C" FP4_EXPORT void _mlir_ciface_fp4_cpu_sparse_dense_f32(
         for (int64_t i = 0; i < tile; ++i) {
           const int64_t first = (b * rows + row0 + i0 + i) * perRow;
           tileRows[i] = {acc.data() + (i0 + i) * kPanel,
-                         entryValue.data() + first, entryColumn.data() + first};
+                         entryValue + first, entryColumn + first};
         }
         if (tile == kTile) {
           sweepDenseTile(tileRows, panel, k, q0, blocks, slots);

@@ -30,8 +30,7 @@ SmallVector<Value> ProductPart::getOperands() const {
   return {values, indices};
 }
 
-/// The part a term has on `side`.
-static ProductPart partOf(Operation *term, ProductSide side) {
+ProductPart mlir::fp4::detail::getTermPart(Operation *term, ProductSide side) {
   bool lhs = side == ProductSide::Lhs;
   if (auto matmul = dyn_cast<MatmulOp>(term))
     return ProductPart::getDense(lhs ? matmul.getLhs() : matmul.getRhs());
@@ -81,7 +80,7 @@ CorrectedProduct::CorrectedProduct(MatmulOp matmul) : matmul(matmul) {
 SmallVector<ProductPart> CorrectedProduct::getParts(ProductSide side) const {
   SmallVector<ProductPart> parts;
   for (Operation *term : terms) {
-    ProductPart part = partOf(term, side);
+    ProductPart part = getTermPart(term, side);
     if (!llvm::is_contained(parts, part))
       parts.push_back(part);
   }
@@ -93,7 +92,7 @@ void CorrectedProduct::replacePart(RewriterBase &rewriter, ProductSide side,
                                    const ProductPart &to) {
   bool lhs = side == ProductSide::Lhs;
   for (Operation *term : terms) {
-    if (!(partOf(term, side) == from))
+    if (!(getTermPart(term, side) == from))
       continue;
     if (auto matmul = dyn_cast<MatmulOp>(term)) {
       assert(!to.isSparse() && "the fp4.matmul operands are dense");

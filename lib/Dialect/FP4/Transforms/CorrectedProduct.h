@@ -61,6 +61,9 @@ struct ProductPart {
 
 enum class ProductSide { Lhs = 0, Rhs = 1 };
 
+/// The part a term (fp4.matmul or fp4.correction_matmul) has on `side`.
+ProductPart getTermPart(Operation *term, ProductSide side);
+
 class CorrectedProduct {
 public:
   /// The product whose first term is `matmul`: the chain of

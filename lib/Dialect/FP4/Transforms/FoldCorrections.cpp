@@ -201,63 +201,9 @@ struct FoldConstantResidual final : OpRewritePattern<ResidualOp> {
                        const FoldConstantsOptions &options)
       : OpRewritePattern(context), options(options) {}
 
-  /// The dequantized values of `q` (logical row-major), from its
-  /// fp4.quantize of a constant or its fp4.pack of constants.
   LogicalResult dequantized(Value q, std::vector<float> &values,
                             std::string &reason) const {
-    auto type = cast<QuantizedTensorType>(q.getType());
-    MLIRContext *context = type.getContext();
-    values.resize(type.getNumElements());
-    SmallVector<Type> componentTypes = type.getComponentTypes();
-    if (auto quantize = q.getDefiningOp<QuantizeOp>()) {
-      FailureOr<ConstantRowReader> reader =
-          getConstantQuantizeInputReader(quantize, &reason);
-      if (failed(reader))
-        return failure();
-      SmallVector<std::vector<char>> storage;
-      SmallVector<MutableArrayRef<char>> buffers;
-      for (Type t : componentTypes) {
-        auto shaped = cast<ShapedType>(t);
-        storage.emplace_back(shaped.getNumElements() *
-                             shaped.getElementTypeBitWidth() / 8);
-      }
-      for (std::vector<char> &s : storage)
-        buffers.push_back(s);
-      if (failed(quantizeReferenceTensor(context, type, *reader, buffers))) {
-        reason = "the scheme has no reference quantizer for this shape";
-        return failure();
-      }
-      SmallVector<ArrayRef<char>> components(buffers.begin(), buffers.end());
-      if (failed(
-              dequantizeReferenceTensor(context, type, components, values))) {
-        reason = "the scheme has no reference dequantizer for this shape";
-        return failure();
-      }
-      return success();
-    }
-    auto pack = q.getDefiningOp<PackOp>();
-    if (!pack) {
-      reason = "the quantized operand is neither an fp4.quantize nor an "
-               "fp4.pack of constants";
-      return failure();
-    }
-    SmallVector<std::vector<char>> expanded(pack.getNumOperands());
-    SmallVector<ArrayRef<char>> components;
-    for (auto [i, component] : llvm::enumerate(pack.getComponents())) {
-      components.emplace_back();
-      if (failed(readConstantBytes(component,
-                                    cast<ShapedType>(component.getType()),
-                                    expanded[i], components.back()))) {
-        reason = "fp4.pack component " + std::to_string(i) +
-                 " is not a readable constant";
-        return failure();
-      }
-    }
-    if (failed(dequantizeReferenceTensor(context, type, components, values))) {
-      reason = "the scheme has no reference dequantizer for this shape";
-      return failure();
-    }
-    return success();
+    return readDequantizedConstant(q, values, reason);
   }
 
   LogicalResult matchAndRewrite(ResidualOp op,
@@ -321,4 +267,62 @@ void mlir::fp4::populateFP4FoldCorrectionPatterns(
     RewritePatternSet &patterns, const FoldConstantsOptions &options) {
   patterns.add<FoldConstantSplitOutliers, FoldConstantSplitChannels,
                FoldConstantResidual>(patterns.getContext(), options);
+}
+
+LogicalResult mlir::fp4::readDequantizedConstant(Value q,
+                                              std::vector<float> &values,
+                                              std::string &reason) {
+  auto type = cast<QuantizedTensorType>(q.getType());
+  MLIRContext *context = type.getContext();
+  values.resize(type.getNumElements());
+  SmallVector<Type> componentTypes = type.getComponentTypes();
+  if (auto quantize = q.getDefiningOp<QuantizeOp>()) {
+    FailureOr<ConstantRowReader> reader =
+        getConstantQuantizeInputReader(quantize, &reason);
+    if (failed(reader))
+      return failure();
+    SmallVector<std::vector<char>> storage;
+    SmallVector<MutableArrayRef<char>> buffers;
+    for (Type t : componentTypes) {
+      auto shaped = cast<ShapedType>(t);
+      storage.emplace_back(shaped.getNumElements() *
+                           shaped.getElementTypeBitWidth() / 8);
+    }
+    for (std::vector<char> &s : storage)
+      buffers.push_back(s);
+    if (failed(quantizeReferenceTensor(context, type, *reader, buffers))) {
+      reason = "the scheme has no reference quantizer for this shape";
+      return failure();
+    }
+    SmallVector<ArrayRef<char>> components(buffers.begin(), buffers.end());
+    if (failed(
+            dequantizeReferenceTensor(context, type, components, values))) {
+      reason = "the scheme has no reference dequantizer for this shape";
+      return failure();
+    }
+    return success();
+  }
+  auto pack = q.getDefiningOp<PackOp>();
+  if (!pack) {
+    reason = "the quantized operand is neither an fp4.quantize nor an "
+             "fp4.pack of constants";
+    return failure();
+  }
+  SmallVector<std::vector<char>> expanded(pack.getNumOperands());
+  SmallVector<ArrayRef<char>> components;
+  for (auto [i, component] : llvm::enumerate(pack.getComponents())) {
+    components.emplace_back();
+    if (failed(readConstantBytes(component,
+                                  cast<ShapedType>(component.getType()),
+                                  expanded[i], components.back()))) {
+      reason = "fp4.pack component " + std::to_string(i) +
+               " is not a readable constant";
+      return failure();
+    }
+  }
+  if (failed(dequantizeReferenceTensor(context, type, components, values))) {
+    reason = "the scheme has no reference dequantizer for this shape";
+    return failure();
+  }
+  return success();
 }

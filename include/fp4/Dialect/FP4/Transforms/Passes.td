@@ -484,4 +484,53 @@ def FP4MacroScale : Pass<"fp4-macro-scale"> {
   let dependentDialects = ["::mlir::fp4::FP4Dialect"];
 }
 
+def FP4MergeConstantCorrections : Pass<"fp4-merge-constant-corrections"> {
+  let summary = "Merge a corrected product's constant rhs parts per lhs part "
+                "(reassociates the f32 sum)";
+  let description = [{
+    A corrected product (the `fp4.matmul` and the `fp4.correction_matmul`
+    chain behind it, built by fp4-outlier-fallback and fp4-residual) sums
+    one term per (lhs part, rhs part). With a constant weight split into
+    its quantized rest `Qw` and its outliers `Ow`, every lhs part L appears
+    twice, `L Qw^T + L Ow^T`. This pass replaces the terms of one lhs part
+    whose rhs parts are all rank-2 constants (fp4.pack of constants, a
+    block-sparse pair of constants, a float constant) by one term
+    `L (Qw + Ow)^T` with the dense f32 sum as a constant: on the MiniLM
+    encoder's full-correction recipe, 6 terms per linear layer become 3
+    (the quantized product and the two sparse activation parts, each
+    against the merged weight), and the weight-outlier and sparse x sparse
+    products disappear.
+
+    The merged constant is exact: a group is merged only when, at every
+    position, at most one of its rhs parts is nonzero (the split of
+    fp4-outlier-fallback leaves +0 in the rest where an outlier was taken,
+    so its parts qualify); otherwise, and for a sparse part with an index
+    outside its block or two entries at one position, the group is left,
+    counted in `skipped-overlap`. What changes is the order of the f32 sum:
+    `L Qw^T + L Ow^T` (two sums, each in its term's order) becomes one sum
+    over K. The results therefore differ from the unmerged product by
+    rounding (not bit for bit), and the merged weight is f32 (4 bytes per
+    element, not the packed form): a CPU evaluation choice
+    (`fp4-pipeline-cpu{merge-corrections=true}`), not a GPU one, which
+    keeps the weight packed and its outliers sparse.
+
+    A product left unchanged because nothing in it could merge is counted
+    in `products-unchanged`; when no product of the input merged, the pass
+    emits one warning saying so.
+  }];
+  let statistics = [
+    Statistic<"numMerged", "products-merged",
+              "Corrected products with at least one merged lhs part">,
+    Statistic<"numTermsRemoved", "terms-removed",
+              "Correction terms removed by merging">,
+    Statistic<"numSkippedOverlap", "skipped-overlap",
+              "Lhs parts whose constant rhs parts overlap (merging would "
+              "round): left unmerged">,
+    Statistic<"numUnchanged", "products-unchanged",
+              "Corrected products with nothing to merge">,
+  ];
+  let dependentDialects = ["::mlir::fp4::FP4Dialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // FP4_DIALECT_FP4_TRANSFORMS_PASSES_TD

@@ -20,9 +20,11 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir {
 class MLIRContext;
+class PatternRewriter;
 class RewritePatternSet;
 namespace linalg {
 class LinalgOp;
@@ -277,6 +279,43 @@ FailureOr<ConstantRowReader> getConstantRowReader(Value value,
                                                   std::string *reason = nullptr,
                                                   std::string *sourceName =
                                                       nullptr);
+
+/// The dequantized values (f32, row-major in the logical shape) of a
+/// quantized tensor defined by fp4.quantize of a readable constant or by
+/// fp4.pack of constant components, computed with the scheme's reference
+/// quantizer and dequantizer; failure with the reason otherwise.
+LogicalResult readDequantizedConstant(Value quantized,
+                                      std::vector<float> &values,
+                                      std::string &reason);
+
+//===----------------------------------------------------------------------===//
+// fp4-merge-constant-corrections
+//===----------------------------------------------------------------------===//
+
+/// What mergeConstantCorrections did to one corrected product.
+struct MergeCorrectionsResult {
+  /// Whether at least one lhs part's terms were merged (the IR changed).
+  bool merged = false;
+  /// Terms removed from the chain.
+  uint64_t termsRemoved = 0;
+  /// Lhs parts left because their constant rhs parts overlap (or a sparse
+  /// index is outside its block): merging would not be exact.
+  uint64_t skippedOverlap = 0;
+  /// Why lhs parts with several terms were left, one per part.
+  SmallVector<std::string> reasons;
+};
+
+/// Merges, in the corrected product whose first term is `matmul`, the terms
+/// of every lhs part whose rhs parts are disjoint rank-2 constants into one
+/// term against their exact f32 sum (a new constant); the f32 summation over
+/// the terms is reassociated (Passes.td, fp4-merge-constant-corrections).
+/// Failure when `matmul` has no correction terms.
+FailureOr<MergeCorrectionsResult> mergeConstantCorrections(
+    PatternRewriter &rewriter, MatmulOp matmul);
+
+/// Adds the pattern applying mergeConstantCorrections to fp4.matmul ops
+/// (a match failure with the reasons where nothing merged).
+void populateFP4MergeConstantCorrectionsPatterns(RewritePatternSet &patterns);
 
 //===----------------------------------------------------------------------===//
 // fp4-outlier-fallback and fp4-residual (numerics.md 7, 8)
