@@ -200,6 +200,11 @@ def command_compare(args):
              f"{args.out})")
     base = list(np.load(fp32_path))
     masks = list(np.load(os.path.join(outputs, "inputs.npz"))["mask"])
+    sentences = sum(b.shape[0] for b in base)
+    if sentences != 2 * len(E.PAIRS) or len(masks) != len(base):
+        fail(f"{outputs}: {sentences} sentences in {len(base)} batches and "
+             f"{len(masks)} masks; the harness's {len(E.PAIRS)} pairs need "
+             f"{2 * len(E.PAIRS)} (rerun bench/eval_real_model.py)")
     rows, bad = [], []
     for name, _ in recipes(args.only):
         results = os.path.join(args.results, name)
@@ -220,6 +225,9 @@ def command_compare(args):
             if not os.path.isfile(path):
                 fail(f"{path} not found: batch {i} of {name} did not run")
             gpu.append(np.load(path))
+            if gpu[-1].shape != cpu[i].shape or gpu[-1].dtype != cpu[i].dtype:
+                fail(f"{path}: {gpu[-1].dtype} {list(gpu[-1].shape)}, the CPU "
+                     f"row has {cpu[i].dtype} {list(cpu[i].shape)}")
         diff = [np.abs(g.astype(np.float64) - c) for g, c in zip(gpu, cpu)]
         rec["max_abs_vs_cpu"] = float(max(d.max() for d in diff))
         rec["differing_vs_cpu"] = int(sum(

@@ -2,12 +2,12 @@
 // RUN: fp4-opt %s -split-input-file -fp4-merge-constant-corrections -mlir-pass-statistics -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
 
 // The statistics, summed over the cases below: two products merged (3
-// terms removed), the overlapping and the argument ones left.
+// terms removed), the overlapping, out-of-block and argument ones left.
 // STATS:       FP4MergeConstantCorrections
 // STATS-DAG:   3 terms-removed
 // STATS-DAG:   2 products-merged
-// STATS-DAG:   1 skipped-overlap
-// STATS-DAG:   2 products-unchanged
+// STATS-DAG:   2 skipped-overlap
+// STATS-DAG:   3 products-unchanged
 
 // A constant weight split into a rest and its outliers (top 1 per block of
 // 4): the terms of each lhs part (x, then the sparse s) against the two
@@ -65,6 +65,23 @@ func.func @overlap_is_left(%x: tensor<1x4xf32>) -> tensor<1x1xf32> {
   %ov = arith.constant dense<[[[0.5]]]> : tensor<1x1x1xbf16>
   %oi = arith.constant dense<[[[2]]]> : tensor<1x1x1xi8>
   // expected-warning @below {{fp4-merge-constant-corrections: no corrected product merged (1 left unchanged), first here: two rhs parts are nonzero at one position (the sum would round)}}
+  %y0 = fp4.matmul %x, %w : tensor<1x4xf32>, tensor<1x4xf32> -> tensor<1x1xf32>
+  %y = fp4.correction_matmul (%x), (%ov, %oi block 4) acc %y0 : (tensor<1x4xf32>), (tensor<1x1x1xbf16>, tensor<1x1x1xi8>), tensor<1x1xf32> -> tensor<1x1xf32>
+  return %y : tensor<1x1xf32>
+}
+
+// -----
+
+// A sparse index outside its block (unspecified by fp4.correction_matmul):
+// no exact dense form, left.
+// CHECK-LABEL: func @index_outside_block_is_left
+// CHECK:       fp4.matmul
+// CHECK:       fp4.correction_matmul
+func.func @index_outside_block_is_left(%x: tensor<1x4xf32>) -> tensor<1x1xf32> {
+  %w = arith.constant dense<[[1.0, 2.0, 3.0, 0.0]]> : tensor<1x4xf32>
+  %ov = arith.constant dense<[[[0.5]]]> : tensor<1x1x1xbf16>
+  %oi = arith.constant dense<[[[7]]]> : tensor<1x1x1xi8>
+  // expected-warning @below {{first here: a sparse rhs index is outside its block}}
   %y0 = fp4.matmul %x, %w : tensor<1x4xf32>, tensor<1x4xf32> -> tensor<1x1xf32>
   %y = fp4.correction_matmul (%x), (%ov, %oi block 4) acc %y0 : (tensor<1x4xf32>), (tensor<1x1x1xbf16>, tensor<1x1x1xi8>), tensor<1x1xf32> -> tensor<1x1xf32>
   return %y : tensor<1x1xf32>

@@ -49,10 +49,12 @@ bool isNonzero(float v) {
 /// +0 where a sparse part stores nothing) and counts its nonzeros per
 /// position into `hits`; `n`, `k` are the expected shape (set by the first
 /// part when 0). Fails with `reason` for anything that is not such a
-/// constant or not exact to merge.
+/// constant, and also sets `inexact` when it is one but merging it would
+/// round (overlapping nonzeros, a sparse index outside its block).
 LogicalResult addConstantPart(const ProductPart &part, int64_t &n, int64_t &k,
                               std::vector<float> &dense,
-                              std::vector<uint8_t> &hits, std::string &reason) {
+                              std::vector<uint8_t> &hits, std::string &reason,
+                              bool &inexact) {
   auto checkShape = [&](int64_t rows, int64_t cols) -> LogicalResult {
     if (n == 0) {
       n = rows;
@@ -70,6 +72,7 @@ LogicalResult addConstantPart(const ProductPart &part, int64_t &n, int64_t &k,
     if (!isNonzero(v))
       return success();
     if (hits[at]++) {
+      inexact = true;
       reason = "two rhs parts are nonzero at one position (the sum would "
                "round)";
       return failure();
@@ -133,6 +136,7 @@ LogicalResult addConstantPart(const ProductPart &part, int64_t &n, int64_t &k,
         const int64_t e = (r * blocks + c) * slots + s;
         const int64_t index = static_cast<int8_t>(indices[e]);
         if (index < 0 || index >= block) {
+          inexact = true;
           reason = "a sparse rhs index is outside its block";
           return failure();
         }
@@ -199,16 +203,15 @@ mlir::fp4::mergeConstantCorrections(PatternRewriter &rewriter,
     std::vector<float> dense;
     std::vector<uint8_t> hits;
     std::string reason;
-    bool ok = true;
+    bool ok = true, inexact = false;
     for (unsigned t : group.terms)
       if (failed(addConstantPart(getTermPart(terms[t], ProductSide::Rhs), n, k,
-                                 dense, hits, reason))) {
+                                 dense, hits, reason, inexact))) {
         ok = false;
         break;
       }
     if (!ok) {
-      if (StringRef(reason).starts_with("two rhs parts") ||
-          StringRef(reason).contains("outside its block"))
+      if (inexact)
         ++result.skippedOverlap;
       result.reasons.push_back(reason);
       continue;
@@ -336,7 +339,8 @@ struct FP4MergeConstantCorrectionsPass final
         continue; // a plain product: nothing to do, nothing to report
       if (result->skippedOverlap)
         addToStatistic(*this, numSkippedOverlap, "skipped-overlap",
-                       "Lhs parts whose constant rhs parts overlap",
+                       "Lhs parts whose constant rhs parts overlap "
+                       "(merging would round): left unmerged",
                        result->skippedOverlap);
       if (!result->merged) {
         ++unchanged;
