@@ -300,8 +300,10 @@ def plot(results, path):
     a2.set_xticks(range(len(all_rows)), [r["name"] for r in all_rows],
                   rotation=45, ha="right")
     a2.set_ylabel("forward time / torch eager")
-    a2.set_title(f"CPU forward ({all_rows[0].get('lowering', 'fp4-pipeline-cpu')})",
-                 fontsize=8)
+    title = f"CPU forward ({all_rows[0].get('lowering', 'fp4-pipeline-cpu')})"
+    if any(r["name"].endswith("+merge") for r in all_rows):
+        title += "\n+merge rows: merge-corrections=true"
+    a2.set_title(title, fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
