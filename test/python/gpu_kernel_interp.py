@@ -1,4 +1,4 @@
-"""A CPU interpreter for the elementwise GPU kernels of convert-fp4-to-gpu.
+"""A CPU interpreter for the GPU kernels of convert-fp4-to-gpu.
 
 The quantize/dequantize kernels (lib/Conversion/FP4ToGPU/QuantizeKernel.cpp,
 DequantizeKernel.cpp) are gpu.func bodies made of arith/math/vector/memref/
@@ -14,6 +14,16 @@ nearest even with subnormals, exactly what the PTX (.rn, no .ftz, no FMA)
 does, so the interpreted kernel computes the bytes the GPU computes up to
 NaN payloads. Only the op subset those kernels use is implemented; anything
 else raises, so a new op in a kernel cannot be silently skipped.
+
+The decode matmul kernel adds the tensor-core and register-level ops:
+nvvm.mma.sync (m16n8k16 bf16, row.col, f32 accumulators) is computed per
+warp from the PTX fragment layout in f64 (exact bf16 products, one f32
+rounding of C + sum), which is within f32 rounding of what the tensor
+cores return (their internal summation order is not IEEE sequential; the
+tests that run it compare with a tolerance); nvvm.prmt, llvm.bitcast and
+bf16 arithmetic (f32 then one round to nearest even: exact for the
+power-of-two scaling the kernels do); loops whose bounds differ between
+threads (each thread iterates its own range under the mask).
 """
 
 import re
@@ -339,7 +349,11 @@ class Launch:
             lin = np.zeros(self.n, np.uint64)
         return lin.astype(np.int64) * buf.dtype.itemsize
 
-    def gather(self, buf, offsets, nbytes):
+    def gather(self, buf, offsets, nbytes, mask=None):
+        # Threads outside the mask may compute any address (a loop
+        # iteration past their bound): they read offset 0.
+        if mask is not None:
+            offsets = np.where(mask, offsets, 0)
         idx = offsets[:, None] + np.arange(nbytes)[None, :]
         if buf.per_cta:
             cta = (self.gid // np.uint64(self.block)).astype(np.int64)
@@ -452,10 +466,16 @@ class Launch:
                           "arith.divf"):
                 assert "fastmath<none>" in op.props
                 a, b = ins
-                r = {"arith.addf": np.add, "arith.subf": np.subtract,
-                     "arith.mulf": np.multiply,
-                     "arith.divf": np.divide}[name](a, b)
-                self.set(op, [r.astype(a.dtype)])
+                fn = {"arith.addf": np.add, "arith.subf": np.subtract,
+                      "arith.mulf": np.multiply,
+                      "arith.divf": np.divide}[name]
+                if parse_type(tout)[2] == "bf16":
+                    r = _convert_float(
+                        fn(_convert_float(a, "bf16", "f32"),
+                           _convert_float(b, "bf16", "f32")), "f32", "bf16")
+                else:
+                    r = fn(a, b).astype(a.dtype)
+                self.set(op, [r])
             elif name == "arith.negf":
                 self.set(op, [np.negative(ins[0])])
             elif name == "math.absf":
@@ -501,7 +521,7 @@ class Launch:
                 _, shape, e = parse_type(tout)
                 n = shape[0] * buf.dtype.itemsize
                 off = self.address(buf, op.operands[1:])
-                self.set(op, [self.gather(buf, off, n).view(buf.dtype)])
+                self.set(op, [self.gather(buf, off, n, mask).view(buf.dtype)])
             elif name == "vector.store":
                 buf = ins[1]
                 off = self.address(buf, op.operands[2:])
@@ -510,7 +530,8 @@ class Launch:
             elif name == "memref.load":
                 buf = ins[0]
                 off = self.address(buf, op.operands[1:])
-                v = self.gather(buf, off, buf.dtype.itemsize).view(buf.dtype)
+                v = self.gather(buf, off, buf.dtype.itemsize,
+                                mask).view(buf.dtype)
                 self.set(op, [v[:, 0].copy()])
             elif name == "memref.store":
                 buf = ins[1]
@@ -528,6 +549,39 @@ class Launch:
                 words = buf.bytes.view(np.uint32)
                 np.maximum.at(words, (off[mask] // 4), ins[0][mask])
                 self.set(op, [ins[0]])
+            elif name == "llvm.bitcast":
+                kind, shape, e = parse_type(tout)
+                r = np.ascontiguousarray(ins[0]).view(elem_dtype(e))
+                self.set(op, [r.reshape((self.n,) + shape)])
+            elif name == "memref.collapse_shape":
+                buf = ins[0]
+                assert not buf.per_cta
+                _, shape, e, _ = parse_type(tout)
+                self.set(op, [Buffer(shape, e, data=buf.bytes)])
+            elif name == "llvm.inline_asm":
+                assert not op.results, "only empty asm barriers are modelled"
+            elif name == "llvm.extractvalue":
+                pos = int(re.search(r"array<i64: (\d+)>", op.props).group(1))
+                self.set(op, [ins[0][pos]])
+            elif name == "nvvm.prmt":
+                assert "permute_mode<default>" in op.props
+                a, b, sel = ins
+                pool = np.stack([(a >> np.uint32(8 * i)) & np.uint32(0xFF)
+                                 for i in range(4)] +
+                                [(b >> np.uint32(8 * i)) & np.uint32(0xFF)
+                                 for i in range(4)], axis=1)
+                r = np.zeros(self.n, np.uint32)
+                rows = np.arange(self.n)
+                for i in range(4):
+                    nib = (sel >> np.uint32(4 * i)) & np.uint32(0xF)
+                    byte = pool[rows, (nib & np.uint32(7)).astype(np.int64)]
+                    sign = np.where(byte & np.uint32(0x80), np.uint32(0xFF),
+                                    np.uint32(0))
+                    byte = np.where(nib & np.uint32(8), sign, byte)
+                    r |= byte.astype(np.uint32) << np.uint32(8 * i)
+                self.set(op, [r])
+            elif name == "nvvm.mma.sync":
+                self.set(op, [self.mma_sync(op, ins)])
             elif name == "scf.if":
                 cond = ins[0]
                 then_vals = self.block_ops(op.regions[0][1], mask & cond)
@@ -537,18 +591,77 @@ class Launch:
                               for t, e in zip(then_vals, else_vals)])
             elif name == "scf.for":
                 lb, ub, step = ins[:3]
-                assert np.all(lb == lb[0]) and np.all(ub == ub[0]), \
-                    "loop bounds must be uniform"
                 carried = ins[3:]
                 args, body = op.regions[0]
-                for i in range(int(lb[0]), int(ub[0]), int(step[0])):
-                    self.env[args[0][0]] = np.full(self.n, i, np.uint64)
-                    for (a, _), v in zip(args[1:], carried):
-                        self.env[a] = v
-                    carried = self.block_ops(body, mask)
+                if np.all(lb == lb[0]) and np.all(ub == ub[0]) and \
+                        np.all(step == step[0]):
+                    for i in range(int(lb[0]), int(ub[0]), int(step[0])):
+                        self.env[args[0][0]] = np.full(self.n, i, np.uint64)
+                        for (a, _), v in zip(args[1:], carried):
+                            self.env[a] = v
+                        carried = self.block_ops(body, mask)
+                else:
+                    # Each thread its own range: iterate while any active
+                    # thread is inside its bounds, keeping the others'
+                    # carried values.
+                    iv = lb.copy()
+                    while True:
+                        active = mask & (iv < ub)
+                        if not active.any():
+                            break
+                        self.env[args[0][0]] = iv
+                        for (a, _), v in zip(args[1:], carried):
+                            self.env[a] = v
+                        out = self.block_ops(body, active)
+                        carried = [np.where(active.reshape((-1,) + (1,) *
+                                                           (o.ndim - 1)),
+                                            o, c).astype(o.dtype)
+                                   for o, c in zip(out, carried)]
+                        iv = iv + step
                 self.set(op, carried)
             else:
                 raise NotImplementedError(name)
+
+
+def _bf16_halves(words):
+    """(low, high) bf16 halves of i32 words as f64."""
+    lo = (words & np.uint32(0xFFFF)).astype(np.uint32) << np.uint32(16)
+    hi = words & np.uint32(0xFFFF0000)
+    return (lo.view(np.float32).astype(np.float64),
+            hi.astype(np.uint32).view(np.float32).astype(np.float64))
+
+
+def _mma_sync(self, op, ins):
+    """D = A B + C of nvvm.mma.sync m16n8k16 bf16 (row.col, f32) per warp,
+    from the PTX fragment layout: lane (g = lane / 4, t = lane % 4) holds
+    A {row g, k 2t..2t+1}, {g + 8, 2t..}, {g, 2t + 8..}, {g + 8, 2t + 8..},
+    B {k 2t..2t+1, col g}, {k 2t + 8..2t + 9, col g} and C/D {g, 2t},
+    {g, 2t + 1}, {g + 8, 2t}, {g + 8, 2t + 1}."""
+    assert "m = 16, n = 8, k = 16" in op.props and \
+        "mma_type<bf16>" in op.props and "mma_layout<row>" in op.props
+    assert self.n % 32 == 0
+    warps = self.n // 32
+    lane = np.arange(32)
+    g, t = lane // 4, lane % 4
+    A = np.zeros((warps, 16, 16))
+    B = np.zeros((warps, 16, 8))
+    for r, (row, col) in enumerate([(g, 2 * t), (g + 8, 2 * t),
+                                    (g, 2 * t + 8), (g + 8, 2 * t + 8)]):
+        lo, hi = _bf16_halves(ins[r].reshape(warps, 32))
+        A[:, row, col], A[:, row, col + 1] = lo, hi
+    for r, k0 in enumerate([2 * t, 2 * t + 8]):
+        lo, hi = _bf16_halves(ins[4 + r].reshape(warps, 32))
+        B[:, k0, g], B[:, k0 + 1, g] = lo, hi
+    D = A @ B
+    out = []
+    for r, (row, col) in enumerate([(g, 2 * t), (g, 2 * t + 1),
+                                    (g + 8, 2 * t), (g + 8, 2 * t + 1)]):
+        c = ins[6 + r].reshape(warps, 32).astype(np.float64)
+        out.append((D[:, row, col] + c).astype(np.float32).reshape(-1))
+    return out
+
+
+Launch.mma_sync = _mma_sync
 
 
 def count_ops(op, name):

@@ -162,7 +162,7 @@ def scatter(values, indices, block):
     out = np.zeros((r, nb * block), np.float32)
     for c in range(nb):
         for s in range(k):
-            out[np.arange(r), c * block + np.clip(indices[:, c, s], 0, block - 1)] = values[:, c, s]
+            out[np.arange(r), c * block + np.clip(indices[:, c, s].astype(np.int64), 0, block - 1)] = values[:, c, s]
     return out
 
 

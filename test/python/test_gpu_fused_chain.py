@@ -1,12 +1,13 @@
 """The fused correction chain of convert-fp4-to-gpu (FusedCorrectionChain.h)
-run on the CPU by gpu_kernel_interp.py: the activation stacker and the
-epilogue are interpreted, the W4A16 decode product between them (mma.sync,
-which the interpreter does not model) is computed here in f64 from the
-stacked bf16 rows, as the tensor cores would (exact products, f32-level
-sums). The stacked rows must equal the parts bit for bit (dequantized
-MXFP4 and the outlier / residual entries are bf16 numbers), the transposed
-sum must be their f32 sum, and the result must match the f64 sum of every
-term's product within f32 rounding. No GPU needed."""
+run on the CPU by gpu_kernel_interp.py: every launch is interpreted, the
+activation stacker, the W4A16 decode kernel (mma.sync modelled per warp
+in f64, exact products and one f32 rounding) with its fused epilogue
+(row-group sum, weight outliers, acc, result rounding) where one product
+holds the chain, and the separate epilogue where it does not. The stacked
+rows must equal the parts bit for bit (dequantized MXFP4 and the outlier /
+residual entries are bf16 numbers), the transposed sum must be their f32
+sum, and the result must match the f64 sum of every term's product within
+f32 rounding. No GPU needed."""
 
 import os
 import sys
@@ -26,13 +27,13 @@ from test_gpu_correction_kernels import (bf16_bits, compile_op,  # noqa: E402
                                          from_bf16, qtype, scatter)
 
 
-def chain_mlir(m, n, k, weight_outliers, acc, result):
+def chain_mlir(m, n, k, weight_outliers, acc, result, wbs=32, wk=2):
     """Every activation part (Q(x), outliers, 2:4 residual) times every
     weight part (Q(W)[, outliers]), accumulated in the passes' order."""
     y, yr = f"tensor<{m}x{n}xf32>", f"tensor<{m}x{n}x{result}>"
     sx = (f"tensor<{m}x{k // 32}x2xbf16>", f"tensor<{m}x{k // 32}x2xi8>")
     rx = (f"tensor<{m}x{k // 4}x2xbf16>", f"tensor<{m}x{k // 4}x2xi8>")
-    sw = (f"tensor<{n}x{k // 32}x2xbf16>", f"tensor<{n}x{k // 32}x2xi8>")
+    sw = (f"tensor<{n}x{k // wbs}x{wk}xbf16>", f"tensor<{n}x{k // wbs}x{wk}xi8>")
     args = [f"%qx: {qtype(m, k)}", f"%xv: {sx[0]}", f"%xi: {sx[1]}",
             f"%rv: {rx[0]}", f"%ri: {rx[1]}", f"%qw: {qtype(n, k)}"]
     act = [("(%qx)", f"({qtype(m, k)})"),
@@ -41,7 +42,7 @@ def chain_mlir(m, n, k, weight_outliers, acc, result):
     wgt = [("(%qw)", f"({qtype(n, k)})")]
     if weight_outliers:
         args += [f"%wv: {sw[0]}", f"%wi: {sw[1]}"]
-        wgt.append(("(%wv, %wi block 32)", f"({sw[0]}, {sw[1]})"))
+        wgt.append((f"(%wv, %wi block {wbs})", f"({sw[0]}, {sw[1]})"))
     body = []
     if acc:
         args.append(f"%acc: {y}")
@@ -61,19 +62,27 @@ def chain_mlir(m, n, k, weight_outliers, acc, result):
             f"  return {prev} : {yr}\n}}\n")
 
 
-@pytest.mark.parametrize("m,weight_outliers,acc,result", [
-    (1, True, False, "f32"), (3, True, True, "bf16"), (16, True, False, "f32"),
-    (2, False, False, "f32"), (5, False, True, "f32")])
-def test_fused_chain(m, weight_outliers, acc, result):
-    n, k = 37, 64
-    rng = np.random.default_rng(100 + m)
+@pytest.mark.parametrize("m,weight_outliers,acc,result,k,wbs,wk", [
+    (1, True, False, "f32", 64, 32, 2), (3, True, True, "bf16", 64, 32, 2),
+    (16, True, False, "f32", 64, 32, 2), (2, False, False, "f32", 64, 32, 2),
+    (5, False, True, "f32", 64, 32, 2),
+    # The decode kernel's main loop and K tail (2 chunks + 64), outlier
+    # blocks of 16 (two per lane unit) and of 64 (wider than the unit).
+    (1, True, False, "f32", 320, 32, 2), (2, True, True, "f32", 320, 16, 1),
+    (4, True, False, "bf16", 320, 64, 4), (10, True, False, "f32", 320, 32, 2),
+    # A sum too large for the decode kernel's shared memory (K * M * 4 >
+    # 32 KB): the weight outliers go to the epilogue kernel.
+    (10, True, True, "f32", 896, 32, 2)])
+def test_fused_chain(m, weight_outliers, acc, result, k, wbs, wk):
+    n = 37
+    rng = np.random.default_rng(100 + m + k)
     x = ref.round_to_bf16(rng.standard_normal((m, k)).astype(np.float32))
     x[:, 5] *= 60.0
     w = ref.round_to_bf16((rng.standard_normal((n, k)) / 8).astype(np.float32))
     rest, xv, xi = ref.split_outliers(x, 32, 2)
     qx = ref.quantize(rest, scheme="mxfp4", block_size=32)
     rv, ri = ref.sparse_residual(rest, "mxfp4", block_size=4, k=2)
-    wrest, wv, wi = ref.split_outliers(w, 32, 2)
+    wrest, wv, wi = ref.split_outliers(w, wbs, wk)
     qw = ref.quantize(wrest, scheme="mxfp4", block_size=32)
     y0 = rng.standard_normal((m, n)).astype(np.float32)
     inputs = {"group0.dense.codes": qx.codes,
@@ -84,13 +93,15 @@ def test_fused_chain(m, weight_outliers, acc, result):
               "weights.values": bf16_bits(wv), "weights.indices": wi,
               "acc": y0}
     kernels, manifest = compile_op(
-        chain_mlir(m, n, k, weight_outliers, acc, result))
+        chain_mlir(m, n, k, weight_outliers, acc, result, wbs, wk))
     stems = [l["name"].rsplit("_", 1)[0] for l in manifest]
-    # 3 row groups: one decode product for M <= 5 (up to 32 rows); at 16,
-    # two groups (32 rows) and then one.
+    # 3 row groups: one decode product for M <= 10 (up to 32 rows), which
+    # does the epilogue itself; at 16, two groups (32 rows) and then one,
+    # summed by the epilogue kernel.
     products = 2 if m == 16 else 1
+    separate = products > 1 or (weight_outliers and k * m * 4 > 32 * 1024)
     assert stems == ["fp4_stack_activations"] + ["fp4_matmul"] * products + \
-        ["fp4_stacked_epilogue"], stems
+        (["fp4_stacked_epilogue"] if separate else []), stems
     deq_w = ref.dequantize(qw).astype(np.float64)
     buffers = {}
     for launch in manifest:
@@ -99,11 +110,6 @@ def test_fused_chain(m, weight_outliers, acc, result):
             if name not in buffers:
                 buffers[name] = buffer_for(name, dtype, shape, inputs.get(name))
             args.append(buffers[name])
-        if launch["name"].startswith("fp4_matmul"):
-            rows = from_bf16(args[0].bytes.view(np.uint16).reshape(args[0].shape))
-            args[-1].bytes[:] = (rows.astype(np.float64) @ deq_w.T).astype(
-                np.float32).view(np.uint8).reshape(-1)
-            continue
         interp.run_kernel(kernels[launch["name"]], launch["grid"],
                           launch["block"], args)
     got = {name: b.bytes.view(b.dtype).reshape(b.shape)
@@ -119,7 +125,7 @@ def test_fused_chain(m, weight_outliers, acc, result):
         assert np.array_equal(got["summed_t"].view(np.uint32),
                               summed.T.astype(np.float32).view(np.uint32))
     x64 = sum(p.astype(np.float64) for p in parts)
-    w64 = deq_w + (scatter(wv, wi, 32) if weight_outliers else 0.0)
+    w64 = deq_w + (scatter(wv, wi, wbs) if weight_outliers else 0.0)
     y64 = x64 @ w64.T + (y0 if acc else 0.0)
     y = got["result"]
     y = from_bf16(y) if result == "bf16" else y

@@ -52,6 +52,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "BF16PairDequant.h"
+#include "CorrectionOperandReader.h"
+#include "ElementwiseKernel.h"
 #include "FragmentDequant.h"
 #include "fp4/Conversion/FP4ToGPU/KernelBuilders.h"
 
@@ -171,15 +173,49 @@ struct DecodeConfig {
   int64_t sumsPerLane() const { return 4 * rowTiles * nTiles; }
 };
 
+/// The fused correction chain's epilogue (MatmulKernelSpec::Epilogue) as
+/// the kernel reads it.
+struct FusedEpilogue {
+  MatmulKernelSpec::Epilogue spec;
+  /// Result rows (M / rowGroups).
+  int64_t rows = 0;
+  /// Activation sum [K, rows] f32, outlier values and indices, acc.
+  Value summedT, outlierValues, outlierIndices, acc;
+  /// The activation sum copied into shared memory ([K * rows] f32).
+  Value staged;
+
+  bool hasOutliers() const { return spec.outlierEntries > 0; }
+  /// Outlier entries of one weight row in a lane's 32-element unit: one
+  /// block's (a block of 32 or more holds the unit), or two blocks' (16).
+  int64_t entriesPerUnit() const {
+    return spec.outlierBlockSize == 16 ? 2 * spec.outlierEntries
+                                       : spec.outlierEntries;
+  }
+};
+
+/// The largest activation sum the fused epilogue stages in shared memory
+/// (K * M f32: 16 KB at K = 4096, M = 1). The outlier entries' columns are
+/// random within a unit: from L1 a warp's gather costs about one wavefront
+/// per distinct line, from shared memory about one bank-conflict round
+/// (measured: gathering from L1 in this kernel was 32.7 us for the full
+/// recipe at 1 x 14336 x 4096, staged 31.7 us, staged with 64 rows per CTA
+/// 27.9 us). Larger sums are the epilogue kernel's (its slot form).
+constexpr int64_t kMaxStagedSumBytes = kDecodeEpilogueMaxSumBytes;
+
 /// The loads of one chunk, per lane.
 struct ChunkLoads {
   Value chunk;
+  /// First K index of this lane's unit (clamped in a masked chunk).
+  Value unitK0;
   /// [rowTile * 2 + half] -> 4 code words; half 0 is row g, 1 row g + 8.
   SmallVector<SmallVector<Value, 4>> weightWords;
   /// [rowTile * 2 + half] -> scale bytes (i32) of the unit.
   SmallVector<SmallVector<Value, 2>> weightScales;
   /// [rowTile * 2 + half] -> macro factor (f32), when the weight has them.
   SmallVector<Value> weightMacro;
+  /// [rowTile * 2 + half] -> the unit's weight-outlier values (f32, 0 in
+  /// a unit beyond K) and raw i8 indices (fused epilogue).
+  SmallVector<SmallVector<Value, 8>> outlierValues, outlierIndices;
   /// [nTile] -> 16 bf16 words (W4A16) or 4 code words (W4A4).
   SmallVector<SmallVector<Value, 16>> actWords;
   /// [nTile] -> scale bytes (W4A4).
@@ -193,9 +229,10 @@ class DecodeKernelEmitter {
 public:
   DecodeKernelEmitter(OpBuilder &b, Location loc, const DecodeConfig &cfg,
                       QuantOperand weight, std::optional<QuantOperand> lhsQ,
-                      Value lhs, Value result)
+                      Value lhs, Value result,
+                      std::optional<FusedEpilogue> epi = std::nullopt)
       : b(b), loc(loc), cfg(cfg), weight(weight), lhsQ(lhsQ), lhs(lhs),
-        result(result) {}
+        result(result), epi(epi) {}
 
   void emit(gpu::GPUFuncOp func);
 
@@ -236,6 +273,8 @@ private:
   SmallVector<Value, 2> loadScaleBytes(const QuantOperand &q, Value row,
                                        Value k0, Value valid);
   Value loadMacroFactor(const QuantOperand &q, Value row, Value chunk);
+  void loadOutlierEntries(ChunkLoads &loads, Value row, Value k0,
+                          Value valid);
   ChunkLoads loadChunk(Value chunk, bool masked);
   void loadWeightChunk(ChunkLoads &loads, Value chunk, bool masked);
   void loadActChunk(ChunkLoads &loads, Value chunk, bool masked);
@@ -256,16 +295,32 @@ private:
   SmallVector<Value> computeChunks(ArrayRef<ChunkLoads> loads, ValueRange acc);
   SmallVector<Value> emitGroup(ValueRange acc, Value firstChunk, int64_t count,
                                bool masked);
+  void addOutlierProducts(const ChunkLoads &loads, MutableArrayRef<Value> out);
 
   // Epilogue.
   Value finalScale();
   void storeResult(Value value, Value sumIndex, Value sumLane);
+  // Fused epilogue: the outlier sums into the C sums, a lane's finished sum
+  // into the CTA's [M][rows] stage, and the pass over the stage.
+  void addOutlierSums(MutableArrayRef<Value> sums, ArrayRef<Value> out);
+  void stageSum(Value stage, Value value, Value sumIndex, Value sumLane);
+  void emitFinalPass(Value stage, Value tid);
+  /// Copies the activation sum into shared memory (once, by every thread,
+  /// then a barrier), after the main loop's first weight loads are issued
+  /// so that the copy's latency overlaps theirs.
+  void stageActivationSum();
+  bool sumStaged = false;
+  Value tid;
 
   /// Accumulator index: [rowTile][nTile][parity][element].
   int64_t accIndex(int64_t rt, int64_t nt, int64_t parity, int64_t e) const {
     return ((rt * cfg.nTiles + nt) * 2 + parity) * 4 + e;
   }
   int64_t numAcc() const { return cfg.rowTiles * cfg.nTiles * 2 * 4; }
+  /// Weight-outlier sums per lane: [rowTile * 2 + half][result row].
+  int64_t numOutlierAcc() const {
+    return epi && epi->hasOutliers() ? 2 * cfg.rowTiles * epi->rows : 0;
+  }
   bool hasMacro() const {
     return weight.macroBlock != 0 || (lhsQ && lhsQ->macroBlock != 0);
   }
@@ -276,8 +331,9 @@ private:
   QuantOperand weight;
   std::optional<QuantOperand> lhsQ;
   Value lhs, result;
+  std::optional<FusedEpilogue> epi;
 
-  Value lane, warp, kWarp, split, g, tig, rowBase;
+  Value lane, warp, kWarp, split, g, tig, rowBase, rowCTA;
   /// Clamped weight rows [rowTile * 2 + half] and activation rows [nTile].
   SmallVector<Value> weightRows, actRows;
   /// Clamped activation rows of the C columns 2tig + c: [nTile * 2 + c].
@@ -359,12 +415,45 @@ std::pair<Value, Value> DecodeKernelEmitter::unitStart(Value chunk,
 void DecodeKernelEmitter::loadWeightChunk(ChunkLoads &loads, Value chunk,
                                           bool masked) {
   auto [k0, valid] = unitStart(chunk, masked);
+  loads.unitK0 = k0;
   for (Value row : weightRows) {
     loads.weightWords.push_back(loadCodeWords(weight.codes, row, k0, valid));
     loads.weightScales.push_back(loadScaleBytes(weight, row, k0, valid));
     if (weight.macroBlock)
       loads.weightMacro.push_back(loadMacroFactor(weight, row, chunk));
+    if (epi && epi->hasOutliers())
+      loadOutlierEntries(loads, row, k0, valid);
   }
+}
+
+void DecodeKernelEmitter::loadOutlierEntries(ChunkLoads &loads, Value row,
+                                             Value k0, Value valid) {
+  // The unit's entries are contiguous in [N, blocks, entries] (one block,
+  // or the unit's two blocks of 16), so a lane reads them with one vector
+  // load per memref; the quad of a row reads 4 consecutive units' entries.
+  int64_t count = epi->entriesPerUnit();
+  Value block = div(k0, epi->spec.outlierBlockSize);
+  auto load = [&](Value memref) {
+    Type elt = cast<MemRefType>(memref.getType()).getElementType();
+    int64_t bytes = count * elt.getIntOrFloatBitWidth() / 8;
+    Value v = vector::LoadOp::create(
+        b, loc, VectorType::get({count}, elt), memref,
+        ValueRange{row, block, idx(0)}, /*nontemporal=*/false,
+        llvm::MaybeAlign(naturalAlignment(bytes)));
+    SmallVector<Value, 8> out;
+    for (int64_t i = 0; i < count; ++i)
+      out.push_back(vector::ExtractOp::create(b, loc, v, i));
+    return out;
+  };
+  SmallVector<Value, 8> values = load(epi->outlierValues);
+  for (Value &v : values) {
+    if (!v.getType().isF32())
+      v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+    if (valid)
+      v = select(valid, v, f32(0.0f));
+  }
+  loads.outlierValues.push_back(values);
+  loads.outlierIndices.push_back(load(epi->outlierIndices));
 }
 
 void DecodeKernelEmitter::loadActChunk(ChunkLoads &loads, Value chunk,
@@ -395,6 +484,8 @@ ChunkLoads DecodeKernelEmitter::loadChunk(Value chunk, bool masked) {
 
 int64_t DecodeKernelEmitter::numFlatWeightValues() const {
   int64_t perRow = 4 + weight.scalesPerUnit() + (weight.macroBlock ? 1 : 0);
+  if (epi && epi->hasOutliers())
+    perRow += 2 * epi->entriesPerUnit();
   return static_cast<int64_t>(weightRows.size()) * perRow;
 }
 
@@ -406,6 +497,10 @@ DecodeKernelEmitter::flattenWeights(const ChunkLoads &loads) const {
     llvm::append_range(flat, loads.weightScales[r]);
     if (weight.macroBlock)
       flat.push_back(loads.weightMacro[r]);
+    if (epi && epi->hasOutliers()) {
+      llvm::append_range(flat, loads.outlierValues[r]);
+      llvm::append_range(flat, loads.outlierIndices[r]);
+    }
   }
   return flat;
 }
@@ -425,6 +520,15 @@ ChunkLoads DecodeKernelEmitter::unflattenWeights(Value chunk,
     pos += scales;
     if (weight.macroBlock)
       loads.weightMacro.push_back(flat[pos++]);
+    if (epi && epi->hasOutliers()) {
+      int64_t count = epi->entriesPerUnit();
+      loads.outlierValues.emplace_back(flat.begin() + pos,
+                                       flat.begin() + pos + count);
+      pos += count;
+      loads.outlierIndices.emplace_back(flat.begin() + pos,
+                                        flat.begin() + pos + count);
+      pos += count;
+    }
   }
   assert(static_cast<int64_t>(pos) == numFlatWeightValues());
   return loads;
@@ -458,8 +562,12 @@ Value DecodeKernelEmitter::dequantPair(Value word, int64_t pair,
 SmallVector<Value>
 DecodeKernelEmitter::computeChunks(ArrayRef<ChunkLoads> chunks,
                                    ValueRange accIn) {
-  SmallVector<Value> acc(accIn.begin(), accIn.end());
+  // The weight-outlier sums follow the mma accumulators (fused epilogue).
+  SmallVector<Value> acc(accIn.begin(), accIn.begin() + numAcc());
+  SmallVector<Value> outlierAcc(accIn.begin() + numAcc(), accIn.end());
   for (const ChunkLoads &loads : chunks) {
+    if (!outlierAcc.empty())
+      addOutlierProducts(loads, outlierAcc);
     // Factors per weight row and activation row of this chunk.
     SmallVector<SmallVector<SmallVector<Value, 2>>> wf, af;
     for (const auto &bytes : loads.weightScales)
@@ -536,7 +644,90 @@ DecodeKernelEmitter::computeChunks(ArrayRef<ChunkLoads> chunks,
               b, loc, target, arith::MulFOp::create(b, loc, sum, factor));
         }
   }
+  llvm::append_range(acc, outlierAcc);
   return acc;
+}
+
+void DecodeKernelEmitter::stageActivationSum() {
+  if (sumStaged || !epi || !epi->staged)
+    return;
+  sumStaged = true;
+  // 16-byte pieces of the flat [K * rows] sum, one per thread and round.
+  const int64_t pieces = cfg.k * epi->rows / 4, threads = 32 * cfg.warps;
+  auto flatType = MemRefType::get({cfg.k * epi->rows}, b.getF32Type());
+  Value flat = memref::CollapseShapeOp::create(
+      b, loc, flatType, epi->summedT,
+      ArrayRef<ReassociationIndices>{ReassociationIndices{0, 1}});
+  auto v4 = VectorType::get({4}, b.getF32Type());
+  for (int64_t it = 0; it * threads < pieces; ++it) {
+    Value piece = add(tid, it * threads);
+    auto copy = [&](Value i) {
+      Value at = mul(i, 4);
+      Value v = vector::LoadOp::create(b, loc, v4, flat, ValueRange{at},
+                                       /*nontemporal=*/false,
+                                       llvm::MaybeAlign(16));
+      vector::StoreOp::create(b, loc, v, epi->staged, ValueRange{at},
+                              /*nontemporal=*/false, llvm::MaybeAlign(16));
+    };
+    if ((it + 1) * threads <= pieces) {
+      copy(piece);
+      continue;
+    }
+    Value inRange = ult(piece, idx(pieces));
+    Value clamped = minIdx(piece, pieces - 1);
+    emitIf(b, loc, inRange, [&](OpBuilder &, Location) { copy(clamped); });
+  }
+  gpu::BarrierOp::create(b, loc);
+}
+
+void DecodeKernelEmitter::addOutlierProducts(const ChunkLoads &loads,
+                                             MutableArrayRef<Value> out) {
+  // out[r][m] += value * activation sum[column, m] for the unit's entries of
+  // weight row r: the entries' columns are random within the unit, read
+  // from the staged sum ([K * rows] f32 in shared memory). The outliers
+  // carry their own values (no scale), so these sums join the C sums after
+  // the fragment scale (addOutlierSums).
+  const int64_t bs = epi->spec.outlierBlockSize;
+  const int64_t perBlock = epi->spec.outlierEntries;
+  const int64_t rows = epi->rows;
+  CorrectionOperand operand;
+  operand.blockSize = bs;
+  operand.k = perBlock;
+  CorrectionOperandReader reader{operand, ValueRange{}};
+  Value firstBlock = div(loads.unitK0, bs);
+  Value unitEnd = add(loads.unitK0, kUnit);
+  // Sum pieces: vectors of up to 4 consecutive m at 16-byte alignment.
+  int64_t piece = naturalAlignment(rows * 4) / 4;
+  for (size_t r = 0; r < loads.outlierValues.size(); ++r)
+    for (int64_t j = 0; j < epi->entriesPerUnit(); ++j) {
+      Value value = loads.outlierValues[r][j];
+      Value block = add(firstBlock, j / perBlock);
+      Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                               loads.outlierIndices[r][j]);
+      Value column = reader.column(b, loc, block, index);
+      if (bs > kUnit) {
+        // A block wider than the unit: only the unit holding the column
+        // counts the entry.
+        Value inUnit = arith::AndIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, column,
+                                  loads.unitK0),
+            ult(column, unitEnd));
+        value = select(inUnit, value, f32(0.0f));
+      }
+      for (int64_t m0 = 0; m0 < rows; m0 += piece) {
+        auto type = VectorType::get({piece}, b.getF32Type());
+        Value v = vector::LoadOp::create(
+            b, loc, type, epi->staged, ValueRange{add(mul(column, rows), m0)},
+            /*nontemporal=*/false, llvm::MaybeAlign(piece * 4));
+        for (int64_t i = 0; i < piece; ++i) {
+          Value sum = vector::ExtractOp::create(b, loc, v, i);
+          Value &target = out[r * rows + m0 + i];
+          target = arith::AddFOp::create(
+              b, loc, target, arith::MulFOp::create(b, loc, value, sum));
+        }
+      }
+    }
 }
 
 SmallVector<Value> DecodeKernelEmitter::emitGroup(ValueRange acc,
@@ -596,6 +787,7 @@ SmallVector<Value> DecodeKernelEmitter::emitPipelinedLoop(Value start,
   for (int64_t d = 0; d < depth; ++d)
     llvm::append_range(init, loadGroup(add(start, d * cfg.kWarps)));
   sinkBarrier();
+  stageActivationSum();
 
   auto loop = scf::ForOp::create(b, loc, start, end, idx(cfg.kWarps), init);
   OpBuilder::InsertionGuard guard(b);
@@ -612,6 +804,8 @@ SmallVector<Value> DecodeKernelEmitter::emitPipelinedLoop(Value start,
     Value chunk = add(firstChunk, u);
     ChunkLoads loads = unflattenWeights(
         chunk, carried.slice(numAccValues + u * perChunk, perChunk));
+    if (epi)
+      loads.unitK0 = unitStart(chunk, /*masked=*/false).first;
     loadActChunk(loads, chunk, /*masked=*/false);
     yielded = computeChunks(loads, yielded);
   }
@@ -669,7 +863,7 @@ void DecodeKernelEmitter::storeResult(Value value, Value sumIndex,
 }
 
 void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
-  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   lane = rem(tid, 32);
   warp = div(tid, 32);
   kWarp = rem(warp, cfg.kWarps);
@@ -678,7 +872,7 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
   // blockIdx.x = split * numRowCTAs + row CTA (one grid dimension, so that
   // consecutive CTAs stream consecutive weight rows of the same K slice).
   Value bid = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  Value rowCTA = bid;
+  rowCTA = bid;
   split = idx(0);
   if (cfg.splitK > 1) {
     rowCTA = rem(bid, cfg.numRowCTAs());
@@ -696,7 +890,18 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
       columnRows.push_back(minIdx(add(mul(tig, 2), 8 * nt + c), cfg.m - 1));
   }
 
-  SmallVector<Value> acc(numAcc(), f32(0.0f));
+  if (epi && epi->hasOutliers()) {
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    epi->staged = func.addWorkgroupAttribution(
+        MemRefType::get({cfg.k * epi->rows}, b.getF32Type(),
+                        MemRefLayoutAttrInterface(), workgroup),
+        loc);
+  }
+  // Without the pipelined loop the copy goes first.
+  if (!(cfg.fullGroups() > 0 && cfg.prefetch > 0))
+    stageActivationSum();
+  SmallVector<Value> acc(numAcc() + numOutlierAcc(), f32(0.0f));
   TypeRange accTypes = ValueRange(acc).getTypes();
   SmallVector<Type> types(accTypes.begin(), accTypes.end());
 
@@ -774,9 +979,35 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
   };
 
   int64_t perLane = cfg.sumsPerLane();
+  // Fused epilogue: the sums are scaled here (before the outlier sums join
+  // them), and every finished sum goes to the CTA's stage instead of the
+  // result; a last pass sums the row groups.
+  Value stage;
+  if (epi) {
+    for (Value &v : sums)
+      v = scaled(v);
+    if (epi->hasOutliers())
+      addOutlierSums(sums, ArrayRef<Value>(acc).drop_front(numAcc()));
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    stage = func.addWorkgroupAttribution(
+        MemRefType::get({cfg.m * cfg.rowsPerCTA()}, b.getF32Type(),
+                        MemRefLayoutAttrInterface(), workgroup),
+        loc);
+  }
+  auto finished = [&](Value v, Value sumIndex, Value sumLane) {
+    if (epi)
+      stageSum(stage, v, sumIndex, sumLane);
+    else
+      storeResult(scaled(v), sumIndex, sumLane);
+  };
   if (cfg.kWarps == 1) {
     for (int64_t i = 0; i < perLane; ++i)
-      storeResult(scaled(sums[i]), idx(i), lane);
+      finished(sums[i], idx(i), lane);
+    if (epi) {
+      gpu::BarrierOp::create(b, loc);
+      emitFinalPass(stage, tid);
+    }
     return;
   }
 
@@ -812,7 +1043,7 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
         total = total ? arith::AddFOp::create(b, loc, total, part).getResult()
                       : part;
       }
-      storeResult(scaled(total), i, lane);
+      finished(total, i, lane);
     };
     if ((it + 1) * cfg.kWarps <= perLane) {
       finish();
@@ -824,6 +1055,100 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
     b.setInsertionPointToStart(ifOp.thenBlock());
     finish();
   }
+  if (epi) {
+    gpu::BarrierOp::create(b, loc);
+    emitFinalPass(stage, tid);
+  }
+}
+
+void DecodeKernelEmitter::addOutlierSums(MutableArrayRef<Value> sums,
+                                         ArrayRef<Value> out) {
+  // A lane's outlier sums cover its own unit of every chunk: the quad's
+  // butterfly (xor 1, 2) gives each of its lanes the rows' full sums
+  // (this warp's K slice), and each lane adds them to its C sums of
+  // group-0 columns (column = 8 nt + 2 tig + e % 2 < rows; the K warps'
+  // parts meet in the cross-warp reduction like the mma sums).
+  SmallVector<Value> full(out.begin(), out.end());
+  for (Value &v : full)
+    for (int64_t offset : {1, 2})
+      v = arith::AddFOp::create(b, loc, v, shuffleXor(b, loc, v, offset));
+  const int64_t rows = epi->rows;
+  for (int64_t rt = 0; rt < cfg.rowTiles; ++rt)
+    for (int64_t nt = 0; nt < cfg.nTiles; ++nt)
+      for (int64_t e = 0; e < 4; ++e) {
+        Value contribution;
+        for (int64_t t = 0; t < 4; ++t) {
+          int64_t m = nt * 8 + 2 * t + e % 2;
+          if (m >= rows)
+            continue;
+          Value v = full[(2 * rt + e / 2) * rows + m];
+          Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             tig, idx(t));
+          contribution =
+              select(mine, v, contribution ? contribution : f32(0.0f));
+        }
+        if (!contribution)
+          continue;
+        Value &sum = sums[(rt * cfg.nTiles + nt) * 4 + e];
+        sum = arith::AddFOp::create(b, loc, sum, contribution);
+      }
+}
+
+void DecodeKernelEmitter::stageSum(Value stage, Value value, Value sumIndex,
+                                   Value sumLane) {
+  // As storeResult, into stage[column][row - CTA's first row].
+  Value e = rem(sumIndex, 4);
+  Value nt = rem(div(sumIndex, 4), cfg.nTiles);
+  Value rt = div(sumIndex, 4 * cfg.nTiles);
+  Value laneG = div(sumLane, 4), laneTig = rem(sumLane, 4);
+  Value row = add(add(rowBase, mul(rt, 16)), add(laneG, mul(div(e, 2), 8)));
+  Value column = add(mul(nt, 8), add(mul(laneTig, 2), rem(e, 2)));
+  Value local = arith::SubIOp::create(b, loc, row,
+                                      mul(rowCTA, cfg.rowsPerCTA()));
+  Value inBounds = arith::AndIOp::create(b, loc, ult(row, idx(cfg.n)),
+                                         ult(column, idx(cfg.m)));
+  // Clamped so that masked lanes address the stage too (the interpreter).
+  Value slot = add(mul(minIdx(column, cfg.m - 1), cfg.rowsPerCTA()), local);
+  emitIf(b, loc, inBounds, [&](OpBuilder &, Location) {
+    memref::StoreOp::create(b, loc, value, stage, ValueRange{slot});
+  });
+}
+
+void DecodeKernelEmitter::emitFinalPass(Value stage, Value tid) {
+  // result[m, row] = acc[m, row] + sum over groups g of stage[g * rows + m]
+  // [row - first row], one thread per (m, row), rows fastest (coalesced
+  // stores), rounded once to the result type.
+  const int64_t rows = epi->rows, perCTA = cfg.rowsPerCTA();
+  const int64_t items = rows * perCTA, threads = 32 * cfg.warps;
+  Value firstRow = mul(rowCTA, perCTA);
+  Type resultType = cast<MemRefType>(result.getType()).getElementType();
+  for (int64_t it = 0; it * threads < items; ++it) {
+    Value item = add(tid, it * threads);
+    Value inBounds;
+    if ((it + 1) * threads > items) {
+      inBounds = ult(item, idx(items));
+      item = minIdx(item, items - 1);
+    }
+    Value m = div(item, perCTA), local = rem(item, perCTA);
+    Value row = add(firstRow, local);
+    Value rowOk = ult(row, idx(cfg.n));
+    inBounds = inBounds ? arith::AndIOp::create(b, loc, inBounds, rowOk)
+                              .getResult()
+                        : rowOk;
+    row = minIdx(row, cfg.n - 1);
+    emitIf(b, loc, inBounds, [&](OpBuilder &, Location) {
+      Value total = epi->acc ? loadAsF32(b, loc, epi->acc, {m, row}) : Value();
+      for (int64_t group = 0; group < epi->spec.rowGroups; ++group) {
+        Value part = memref::LoadOp::create(
+            b, loc, stage,
+            ValueRange{add(mul(add(m, group * rows), perCTA), local)});
+        total = total ? arith::AddFOp::create(b, loc, total, part).getResult()
+                      : part;
+      }
+      memref::StoreOp::create(b, loc, roundFromF32(b, loc, total, resultType),
+                              result, ValueRange{m, row});
+    });
+  }
 }
 
 /// H200: SMs, and about the warps of a 64-72 register kernel one SM holds
@@ -834,11 +1159,14 @@ constexpr int64_t kResidentWarpsPerSM = 26;
 /// Row groups per CTA when the option leaves it open: at M > 8 the
 /// activation slice (16 rows) is as large as the weight tile's codes, so
 /// two row groups share it (through L1); at M <= 8 one.
-int64_t chooseRowWarps(const DecodeConfig &cfg) {
+int64_t chooseRowWarps(const DecodeConfig &cfg, bool stagedSum) {
   // Measured on the H200 (docs/Performance.md, sweeps): at M = 16, two
   // 16-row groups per CTA sharing the activations (27.6 us) beat one
-  // (28.6 us) and four (29.0 us).
-  int64_t rowWarps = cfg.m > 8 ? 2 : 1;
+  // (28.6 us) and four (29.0 us). A fused epilogue that stages the
+  // activation sum in shared memory copies it once per CTA: four groups
+  // (64 rows) amortize that (full recipe, 1 x 14336 x 4096: 27.9 us
+  // against 31.7 us with one, 31.6 with two).
+  int64_t rowWarps = stagedSum ? 4 : cfg.m > 8 ? 2 : 1;
   while (rowWarps > 1 && 16 * cfg.rowTiles * rowWarps > cfg.n)
     rowWarps /= 2;
   return rowWarps;
@@ -970,8 +1298,40 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
       return failure();
     lhsQ = *q;
   }
+  std::optional<FusedEpilogue> epi;
+  if (spec.epilogue) {
+    epi.emplace();
+    epi->spec = *spec.epilogue;
+    const MatmulKernelSpec::Epilogue &e = *spec.epilogue;
+    if (e.rowGroups < 1 || spec.m % e.rowGroups != 0) {
+      reason = "the fused epilogue's " + std::to_string(e.rowGroups) +
+               " row groups do not divide M = " + std::to_string(spec.m);
+      return failure();
+    }
+    epi->rows = spec.m / e.rowGroups;
+    if (e.outlierEntries < 0 ||
+        (e.outlierEntries > 0 &&
+         ((e.outlierBlockSize != 16 && e.outlierBlockSize % kUnit != 0) ||
+          e.outlierEntries > e.outlierBlockSize ||
+          spec.k % e.outlierBlockSize != 0 || !e.outlierValuesType ||
+          !isa<FloatType>(e.outlierValuesType)))) {
+      reason = "the fused epilogue reads weight outliers in float blocks of "
+               "16 or a multiple of 32 elements dividing K";
+      return failure();
+    }
+    if (e.outlierEntries > 0 &&
+        spec.k * epi->rows * 4 > kMaxStagedSumBytes) {
+      reason = "the fused epilogue stages the [K, M] f32 activation sum in "
+               "shared memory: " + std::to_string(spec.k * epi->rows * 4) +
+               " bytes is more than " + std::to_string(kMaxStagedSumBytes);
+      return failure();
+    }
+  }
   size_t expectedArgs =
       (lhsQ ? lhsQ->numComponents() : 1) + weight->numComponents() + 1;
+  if (epi)
+    expectedArgs += (epi->hasOutliers() ? 3 : 0) +
+                    (spec.epilogue->accElementType ? 1 : 0);
   if (spec.args.size() != expectedArgs) {
     reason = "unexpected kernel argument list for the decode kernel";
     return failure();
@@ -996,8 +1356,9 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
     reason = "decode-rows-per-cta must be a multiple of 16";
     return failure();
   }
+  bool stagedSum = epi && epi->hasOutliers();
   cfg.rowWarps = config.getRowsPerCta() > 0 ? config.getRowsPerCta() / 16
-                                            : chooseRowWarps(cfg);
+                                            : chooseRowWarps(cfg, stagedSum);
   if (config.getWarps() > 0) {
     if (config.getWarps() % cfg.rowWarps != 0) {
       reason = "decode-warps = " + std::to_string(config.getWarps()) +
@@ -1018,6 +1379,11 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
   // Never more slices than main-loop groups (at least one split).
   cfg.splitK = std::max<int64_t>(
       1, std::min<int64_t>(cfg.splitK, cfg.fullGroups()));
+  if (epi && cfg.splitK > 1) {
+    reason = "the fused epilogue needs the whole K in one CTA "
+             "(decode-split-k = 1)";
+    return failure();
+  }
 
   // Split-K: the main kernel adds into an f32 scratch [M, N] instead of
   // writing the result, a second kernel rounds it into the result.
@@ -1055,9 +1421,17 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
   weight->scales = args[next++];
   if (weight->numComponents() == 3)
     weight->extra = args[next++];
+  if (epi && epi->hasOutliers()) {
+    epi->summedT = args[next++];
+    epi->outlierValues = args[next++];
+    epi->outlierIndices = args[next++];
+  }
+  if (epi && spec.epilogue->accElementType)
+    epi->acc = args[next++];
   Value result = args[next++];
 
-  DecodeKernelEmitter emitter(builder, loc, cfg, *weight, lhsQ, lhs, result);
+  DecodeKernelEmitter emitter(builder, loc, cfg, *weight, lhsQ, lhs, result,
+                              epi);
   emitter.emit(func);
 
   KernelPlan plan;
@@ -1066,6 +1440,8 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
   launch.grid = {cfg.numCTAs(), 1, 1};
   launch.block = block;
   launch.variant = lhsQ ? "decode_w4a4" : "decode_w4a16";
+  if (epi)
+    launch.variant += "_epilogue";
   for (const KernelArg &arg : mainArgs)
     launch.argNames.push_back(arg.name);
   plan.launches.push_back(launch);

@@ -43,33 +43,41 @@
 // PTX: cvt.rn.bf16.f32
 // PTX: st.global.b16
 // PTX: st.global.b32
+// The decode kernel with the fused epilogue: the activation sum staged
+// (16-byte shared stores, a barrier), the weight outliers' bf16 values and
+// i8 indices in read-only loads, the tensor-core product, the outlier sums
+// from the staged rows (16-byte shared loads, .rn multiplies and adds), the
+// quad butterflies, then the stage and the rounded bf16 result.
 // PTX-LABEL: .entry fp4_matmul_6(
-// PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// PTX-LABEL: .entry fp4_stacked_epilogue_7(
 // PTX: st.shared.v4.b32
 // PTX: bar.sync 0;
-// PTX: ld.global.nc.v4.b32
-// PTX: ld.global.nc.v2.b32
+// PTX: ld.global.nc.v2.b16
+// PTX: ld.global.nc.v2.b8
+// PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX: ld.shared.v4.b32
 // PTX: mul.rn.f32
 // PTX: add.rn.f32
 // PTX: shfl.sync.bfly.b32
+// PTX: st.shared.b32
+// PTX: bar.sync 0;
+// PTX: ld.shared.b32
+// PTX: cvt.rn.bf16.f32
 // PTX: st.global.b16
 // The activation prep: x in 16-byte read-only loads, the cross-lane
 // butterflies, amax and top-k by shfl.sync.bfly, one CTA barrier, then the
 // codes and scales it stored read back through the coherent path (plain
 // ld.global: written by this kernel), bf16 rows stored as packed pairs.
-// PTX-LABEL: .entry fp4_activation_prep_10(
+// PTX-LABEL: .entry fp4_activation_prep_9(
 // PTX: ld.global.nc.v4.b32
 // PTX: shfl.sync.bfly.b32
 // PTX: bar.sync 0;
 // PTX: ld.global.b8
 // PTX: cvt.rn.bf16x2.f32
 // PTX: st.global.v4.b32
-// PTX-LABEL: .entry fp4_matmul_11(
+// PTX-LABEL: .entry fp4_matmul_10(
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// PTX-LABEL: .entry fp4_split_channels_13(
-// PTX-LABEL: .entry fp4_matmul_20(
+// PTX-LABEL: .entry fp4_split_channels_11(
+// PTX-LABEL: .entry fp4_matmul_18(
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 
 // TERMS-LABEL: .entry fp4_correction_0(
@@ -87,6 +95,6 @@
 // TERMSPTXAS-COUNT-7: 0 bytes spill stores, 0 bytes spill loads
 // TERMSPTXAS-NOT: spill stores
 
-// PTXAS-COUNT-21: 0 bytes spill stores, 0 bytes spill loads
+// PTXAS-COUNT-19: 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-NOT: spill stores
 

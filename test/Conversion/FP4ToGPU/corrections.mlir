@@ -5,9 +5,11 @@
 // terms are every activation part times every weight part, so they lower as
 // one fused plan (FusedCorrectionChain.h): the stacker writes Q(x_rest) with
 // its outliers (one bf16 row group) and the dense 2:4 residual (a second),
-// one W4A16 decode launch over the 32 stacked rows streams the quantized
-// weight once, and the warp-per-row epilogue sums the two row groups with
-// the weight outliers' product. Where only the fused ops read x_rest and
+// and one W4A16 decode launch over the 32 stacked rows streams the quantized
+// weight once and does the epilogue itself (decode_w4a16_epilogue): the
+// weight outliers' product from the [K, M] activation sum staged in its
+// shared memory, the sum of the two row groups, the rounding to bf16.
+// Where only the fused ops read x_rest and
 // the rotated x (@full), one activation-prep kernel (FusedActivationPrep.h)
 // computes the whole activation side from x in place of the rotate, split,
 // quantize, residual and stacker launches (@full_rest_used keeps them).
@@ -19,27 +21,25 @@
 // CHECK-SAME: <@fp4_kernels::@fp4_split_outliers_1, variant = "split_outliers"
 // CHECK-SAME: <@fp4_kernels::@fp4_residual_2, variant = "residual_topk"
 // CHECK-SAME: <@fp4_kernels::@fp4_stack_activations_5, variant = "stack_activations"
-// CHECK-SAME: <@fp4_kernels::@fp4_matmul_6, variant = "decode_w4a16"
-// CHECK-SAME: <@fp4_kernels::@fp4_stacked_epilogue_7, variant = "stacked_epilogue_warp_staged"
-// CHECK-SAME: <@fp4_kernels::@fp4_activation_prep_10, variant = "activation_prep_mxfp4_hadamard32_top2_residual"
-// CHECK-SAME: <@fp4_kernels::@fp4_matmul_11, variant = "decode_w4a16"
-// CHECK-SAME: <@fp4_kernels::@fp4_stacked_epilogue_12, variant = "stacked_epilogue_warp_staged"
-// CHECK-SAME: <@fp4_kernels::@fp4_split_channels_13, variant = "split_channels"
-// CHECK-SAME: <@fp4_kernels::@fp4_correction_15, variant = "correction_gather"
-// CHECK-SAME: <@fp4_kernels::@fp4_matmul_20, variant = "prefill_w4a16_smem"
+// CHECK-SAME: <@fp4_kernels::@fp4_matmul_6, variant = "decode_w4a16_epilogue"
+// CHECK-NOT: stacked_epilogue
+// CHECK-SAME: <@fp4_kernels::@fp4_activation_prep_9, variant = "activation_prep_mxfp4_hadamard32_top2_residual"
+// CHECK-SAME: <@fp4_kernels::@fp4_matmul_10, variant = "decode_w4a16_epilogue"
+// CHECK-SAME: <@fp4_kernels::@fp4_split_channels_11, variant = "split_channels"
+// CHECK-SAME: <@fp4_kernels::@fp4_correction_13, variant = "correction_gather"
+// CHECK-SAME: <@fp4_kernels::@fp4_matmul_18, variant = "prefill_w4a16_smem"
 
 // CHECK-LABEL: func.func @full_rest_used(
 // CHECK-NOT: fp4.{{rotate|split_outliers|residual|quantize|matmul|correction_matmul}}
 // CHECK: call @fp4_rotate_0_launch(
 // CHECK: call @fp4_split_outliers_1_launch(
-// CHECK: call @fp4_quantize_16_launch(
+// CHECK: call @fp4_quantize_14_launch(
 // CHECK: call @fp4_residual_2_launch(
 // CHECK: call @fp4_rotate_3_launch(
 // CHECK: call @fp4_split_outliers_4_launch(
-// CHECK: call @fp4_quantize_17_launch(
+// CHECK: call @fp4_quantize_15_launch(
 // CHECK: call @fp4_stack_activations_5_launch({{.*}}) : (memref<16x128xi8>, memref<16x8xi8>, memref<16x8x2xbf16>, memref<16x8x2xi8>, memref<16x64x2xbf16>, memref<16x64x2xi8>, memref<32x256xbf16>, memref<256x16xf32>)
-// CHECK: call @fp4_matmul_6_launch({{.*}}) : (memref<32x256xbf16>, memref<96x128xi8>, memref<96x8xi8>, memref<32x96xf32>)
-// CHECK: call @fp4_stacked_epilogue_7_launch({{.*}}) : (memref<32x96xf32>, memref<256x16xf32>, memref<96x8x2xbf16>, memref<96x8x2xi8>, memref<16x96xbf16>)
+// CHECK: call @fp4_matmul_6_launch({{.*}}) : (memref<32x256xbf16>, memref<96x128xi8>, memref<96x8xi8>, memref<256x16xf32>, memref<96x8x2xbf16>, memref<96x8x2xi8>, memref<16x96xbf16>)
 // CHECK-NOT: fp4.{{rotate|split_outliers|residual|quantize|matmul|correction_matmul}}
 // CHECK: return
 
@@ -47,55 +47,63 @@
 // reading x (bf16) and writing the ops' results and the stacker's outputs.
 // CHECK-LABEL: func.func @full(
 // CHECK-NOT: fp4.{{rotate|split_outliers|residual|quantize|matmul|correction_matmul}}
-// CHECK: call @fp4_rotate_8_launch(
-// CHECK: call @fp4_split_outliers_9_launch(
-// CHECK: call @fp4_quantize_18_launch(
+// CHECK: call @fp4_rotate_7_launch(
+// CHECK: call @fp4_split_outliers_8_launch(
+// CHECK: call @fp4_quantize_16_launch(
 // CHECK-NOT: fp4_{{rotate|split_outliers|quantize|residual|stack_activations}}
-// CHECK: call @fp4_activation_prep_10_launch({{.*}}) : (memref<16x256xbf16>, memref<16x8x2xbf16>, memref<16x8x2xi8>, memref<16x128xi8>, memref<16x8xi8>, memref<16x64x2xbf16>, memref<16x64x2xi8>, memref<32x256xbf16>, memref<256x16xf32>)
-// CHECK: call @fp4_matmul_11_launch({{.*}}) : (memref<32x256xbf16>, memref<96x128xi8>, memref<96x8xi8>, memref<32x96xf32>)
-// CHECK: call @fp4_stacked_epilogue_12_launch({{.*}}) : (memref<32x96xf32>, memref<256x16xf32>, memref<96x8x2xbf16>, memref<96x8x2xi8>, memref<16x96xbf16>)
+// CHECK: call @fp4_activation_prep_9_launch({{.*}}) : (memref<16x256xbf16>, memref<16x8x2xbf16>, memref<16x8x2xi8>, memref<16x128xi8>, memref<16x8xi8>, memref<16x64x2xbf16>, memref<16x64x2xi8>, memref<32x256xbf16>, memref<256x16xf32>)
+// CHECK: call @fp4_matmul_10_launch({{.*}}) : (memref<32x256xbf16>, memref<96x128xi8>, memref<96x8xi8>, memref<256x16xf32>, memref<96x8x2xbf16>, memref<96x8x2xi8>, memref<16x96xbf16>)
 // CHECK-NOT: fp4.{{rotate|split_outliers|residual|quantize|matmul|correction_matmul}}
 // CHECK: return
 
 // CHECK-LABEL: func.func @channels(
 // CHECK-NOT: fp4.{{split_channels|quantize|matmul|correction_matmul}}
-// CHECK: call @fp4_split_channels_13_launch(
-// CHECK: call @fp4_split_channels_14_launch(
-// CHECK: call @fp4_quantize_19_launch(
-// CHECK: call @fp4_matmul_20_launch(
-// CHECK: call @fp4_correction_15_launch({{.*}}) : (memref<130x3xbf16>, memref<77x3xbf16>, memref<130x77xf32>, memref<130x77xf32>)
+// CHECK: call @fp4_split_channels_11_launch(
+// CHECK: call @fp4_split_channels_12_launch(
+// CHECK: call @fp4_quantize_17_launch(
+// CHECK: call @fp4_matmul_18_launch(
+// CHECK: call @fp4_correction_13_launch({{.*}}) : (memref<130x3xbf16>, memref<77x3xbf16>, memref<130x77xf32>, memref<130x77xf32>)
 // CHECK-NOT: fp4.{{split_channels|quantize|matmul|correction_matmul}}
 // CHECK: return
 
 // The kernels: one thread per block (top-k: k passes of scf.for over the
 // block), per group (rotation, unrolled butterflies), per element (the
-// stacker), a warp per weight row (the epilogue: the [K, M] activation sum
-// staged in shared memory, then per row of the warp a loop over runs of the
-// row's blocks and a butterfly over the 32 lanes for each of the M = 16
-// sums: 16 x 5 shuffles).
+// stacker), and the decode kernel with its epilogue: the [K, M] activation
+// sum copied into shared memory (256 x 16 f32, 16-byte pieces, a barrier),
+// per lane unit its rows' outlier entries (one vector load of values and
+// one of indices per weight row) times the staged sum's rows at their
+// columns, the quad's butterfly (xor 1, 2) for each of the 2 rows x 16 sums,
+// then the [32 stacked rows][64 weight rows] stage and a pass summing the
+// two row groups into the bf16 result.
 // CHECK: gpu.module @fp4_kernels
 // CHECK: gpu.func @fp4_rotate_0(%{{.*}}: memref<16x256xbf16> {llvm.noalias, llvm.readonly}, %{{.*}}: memref<16x256xf32> {llvm.noalias}) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
 // CHECK: gpu.func @fp4_split_outliers_1(
 // CHECK-COUNT-2: scf.for
 // CHECK: gpu.func @fp4_residual_2(
 // CHECK: gpu.func @fp4_stack_activations_5(
-// CHECK: gpu.func @fp4_stacked_epilogue_7(
-// CHECK-SAME: workgroup(%{{.*}} : memref<4096xf32, #gpu.address_space<workgroup>>)
+// CHECK: gpu.func @fp4_matmul_6(
+// CHECK-SAME: workgroup(%{{.*}} : memref<4096xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<2048xf32, #gpu.address_space<workgroup>>)
+// CHECK: vector.load {{.*}} : memref<4096xf32>, vector<4xf32>
 // CHECK: vector.store {{.*}} : memref<4096xf32, #gpu.address_space<workgroup>>, vector<4xf32>
 // CHECK: gpu.barrier
-// CHECK: scf.for
-// CHECK: scf.for
-// CHECK: vector.load {{.*}} : memref<96x8x2xbf16>, vector<8xbf16>
-// CHECK: vector.load {{.*}} : memref<96x8x2xi8>, vector<8xi8>
-// CHECK-COUNT-80: gpu.shuffle  xor
+// CHECK: vector.load {{.*}} : memref<96x8x2xbf16>, vector<2xbf16>
+// CHECK: vector.load {{.*}} : memref<96x8x2xi8>, vector<2xi8>
+// CHECK: nvvm.mma.sync
+// CHECK: vector.load {{.*}} : memref<4096xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK-COUNT-64: gpu.shuffle  xor
 // CHECK-NOT: gpu.shuffle
+// CHECK: memref.store {{.*}} : memref<2048xf32, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK: memref.load {{.*}} : memref<2048xf32, #gpu.address_space<workgroup>>
+// CHECK: arith.truncf {{.*}} : f32 to bf16
+// CHECK: memref.store {{.*}} : memref<16x96xbf16>
 // CHECK: gpu.func
 // The activation prep: four lanes per 32-element block (chunks of 8), so
 // the rotation's last two butterfly stages, the block amax and each top-2
 // slot cross lanes by xor shuffles; after the barrier (scale bytes stored
 // by a block's first lane, read back by all) the 2:4 residual's blocks sit
 // inside one thread: no shuffle.
-// CHECK: gpu.func @fp4_activation_prep_10(%{{.*}}: memref<16x256xbf16> {llvm.noalias, llvm.readonly}
+// CHECK: gpu.func @fp4_activation_prep_9(%{{.*}}: memref<16x256xbf16> {llvm.noalias, llvm.readonly}
 // CHECK-SAME: known_block_size = array<i32: 64, 1, 1>
 // CHECK-COUNT-34: gpu.shuffle  xor
 // CHECK-NOT: gpu.shuffle

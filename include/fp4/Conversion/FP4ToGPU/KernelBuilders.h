@@ -79,7 +79,23 @@ struct MatmulKernelSpec {
   QuantizedTensorType rhs;
   /// f32, bf16 or f16.
   Type resultElementType;
-  /// Kernel arguments (lhs components, rhs components, result).
+  /// The fused correction chain's epilogue done by the decode kernel
+  /// (FusedCorrectionChain.h); absent for a plain product.
+  struct Epilogue {
+    /// The M lhs rows are `rowGroups` stacked groups of M / rowGroups rows;
+    /// the result [M / rowGroups, N] is their sum.
+    int64_t rowGroups = 1;
+    /// Block-sparse weight outliers [N, K / blockSize, entries] (values of
+    /// `outlierValuesType`, i8 indices) times the f32 activation sum
+    /// [K, M / rowGroups]; entries == 0: none.
+    int64_t outlierBlockSize = 0, outlierEntries = 0;
+    Type outlierValuesType;
+    /// The accumulator [M / rowGroups, N] added to the result; null: none.
+    Type accElementType;
+  };
+  std::optional<Epilogue> epilogue;
+  /// Kernel arguments (lhs components, rhs components, [epilogue: activation
+  /// sum, outlier values, outlier indices, acc], result).
   SmallVector<KernelArg> args;
 };
 
@@ -117,6 +133,11 @@ gpu::GPUFuncOp createKernelShell(OpBuilder &builder, Location loc,
                                  gpu::GPUModuleOp module, StringRef name,
                                  ArrayRef<KernelArg> args,
                                  std::array<int64_t, 3> block);
+
+/// The largest [K, M] f32 activation sum a decode kernel's fused epilogue
+/// stages in shared memory for its weight outliers (16 KB at K = 4096,
+/// M = 1); larger ones go to the epilogue kernel.
+constexpr int64_t kDecodeEpilogueMaxSumBytes = 32 * 1024;
 
 /// Memory-bound matmul, family `decode` (DecodeMatmulKernel.cpp).
 FailureOr<KernelPlan>
