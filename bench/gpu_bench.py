@@ -36,9 +36,14 @@ TORCH_DTYPE = {"bfloat16": torch.bfloat16, "float16": torch.float16,
 
 def random_buffer(arg, g):
     """Plausible contents: random code bytes, scale bytes near 2^0,
-    N(0,1) floats; the tensor scale 1."""
+    block-sparse indices inside their block, N(0,1) floats; the tensor
+    scale 1."""
     shape, dtype, name = arg["shape"], arg["dtype"], arg["name"]
     if dtype == "uint8":
+        if name.endswith(".indices"):
+            # Block-sparse positions: valid for every block size (>= 16).
+            return torch.randint(0, 16, shape, dtype=torch.uint8,
+                                 device=DEV, generator=g)
         if name.endswith(".scales"):
             return torch.randint(118, 128, shape, dtype=torch.uint8,
                                  device=DEV, generator=g)

@@ -24,6 +24,19 @@ tests that run it compare with a tolerance); nvvm.prmt, llvm.bitcast and
 bf16 arithmetic (f32 then one round to nearest even: exact for the
 power-of-two scaling the kernels do); loops whose bounds differ between
 threads (each thread iterates its own range under the mask).
+
+The prefill matmul kernel (PrefillMatmulKernel.cpp) adds 2-D grids
+(gpu.block_id x and y; CTAs are numbered x fastest), dynamic shared memory
+(gpu.dynamic_shared_memory: one i8 buffer per CTA of the launch plan's
+shared_bytes, and memref.view: typed views of it at a byte offset, sharing
+its bytes), vector splat constants, nvgpu.device_async_copy (cp.async:
+dstElements elements, those past the optional srcElements zero-filled;
+it completes at once, so nvvm.cp.async.commit.group / wait.group are
+no-ops: under lockstep every copy has landed before the barrier that
+precedes its reads) and nvgpu.ldmatrix (x4, not transposed, 16-bit
+elements: lanes 8j..8j+7 give the row addresses of 8x8 matrix j; lane i
+gets, as register j, the 32-bit word of row i / 4, columns 2 (i % 4) and
+2 (i % 4) + 1 of matrix j).
 """
 
 import re
@@ -189,8 +202,11 @@ _MANIFEST_DTYPE = {"bf16": "bfloat16", "f16": "float16", "f32": "float32",
 
 def parse_manifest(text):
     """The launches of the module's #fp4.gpu_manifest (the launch plans of
-    convert-fp4-to-gpu): [{name, op, grid, block, args: [(name, dtype,
-    shape, scratch)]}] in launch order, dtype as kernels.json names it."""
+    convert-fp4-to-gpu): [{name, op, variant, grid, grid_dims, block,
+    shared_bytes, args: [(name, dtype, shape, scratch)]}] in launch order,
+    dtype as kernels.json names it. grid is the CTA count of a 1-D grid (an
+    int) and (x, y, z) otherwise (the prefill matmul's); grid_dims is
+    always (x, y, z). run_kernel and Launch take either."""
     m = re.search(r'fp4\.gpu_manifest = #fp4\.gpu_manifest<chip = "\w+", '
                   r'plans = \[', text)
     if not m:
@@ -200,8 +216,9 @@ def parse_manifest(text):
         r'<op = "([\w.]+)", inputs = \[([^\]]*)\], outputs = \[([^\]]*)\], '
         r'scratch = \[([^\]]*)\], launches = \[')
     launch_pat = re.compile(
-        r'<@\w+::@(\w+), variant = "[^"]*", grid = \[(\d+), \d+, \d+\], '
-        r'block = \[(\d+), \d+, \d+\], shared_bytes = \d+, '
+        r'<@\w+::@(\w+), variant = "([^"]*)", '
+        r'grid = \[(\d+), (\d+), (\d+)\], '
+        r'block = \[(\d+), \d+, \d+\], shared_bytes = (\d+), '
         r'args = \[([^\]]*)\]>')
     buffer_pat = re.compile(r'"([\w.]+)" : memref<(?:([\dx]+)x)?(\w+)>')
     plans = list(plan_pat.finditer(line))
@@ -216,10 +233,13 @@ def parse_manifest(text):
                     scratch.add(name)
         end = plans[i + 1].start() if i + 1 < len(plans) else len(line)
         for l in launch_pat.finditer(line, p.end(), end):
-            names = re.findall(r'"([\w.]+)"', l.group(4))
+            names = re.findall(r'"([\w.]+)"', l.group(8))
+            dims = tuple(int(l.group(i)) for i in (3, 4, 5))
             out.append({
                 "name": l.group(1), "op": p.group(1),
-                "block": int(l.group(3)), "grid": int(l.group(2)),
+                "variant": l.group(2), "block": int(l.group(6)),
+                "grid": dims[0] if dims[1:] == (1, 1) else dims,
+                "grid_dims": dims, "shared_bytes": int(l.group(7)),
                 "args": [(n,) + buffers[n] + (n in scratch,) for n in names]})
     return out
 
@@ -270,6 +290,17 @@ class Buffer:
                 if data is None else data
         self.per_cta = ctas is not None
 
+    def view(self, offset, shape, elem):
+        """memref.view: a typed view at byte `offset` sharing the bytes."""
+        v = Buffer(shape, elem, data=np.zeros(0, np.uint8))
+        size = (int(np.prod(shape)) if shape else 1) * v.dtype.itemsize
+        total = self.bytes.shape[-1]
+        assert 0 <= offset and offset + size <= total, \
+            f"view [{offset}, {offset + size}) outside {total} bytes"
+        v.bytes = self.bytes[..., offset:offset + size]
+        v.per_cta = self.per_cta
+        return v
+
     def linear(self, idx):
         lin = np.zeros_like(idx[0]) if idx else None
         for d, i in enumerate(idx):
@@ -312,10 +343,23 @@ def _convert_float(x, src, dst):
     return x.astype(_FLOAT[dst])
 
 
+# Dynamic shared memory when the launch's size is not given: the most an
+# sm_90 CTA can have.
+DEFAULT_SHARED_BYTES = 228 * 1024
+
+
 class Launch:
-    def __init__(self, func, grid, block, buffers):
-        self.func, self.grid, self.block = func, grid, block
-        self.n = grid * block
+    def __init__(self, func, grid, block, buffers, shared_bytes=None):
+        """grid: CTA count (1-D) or (x[, y[, z]]); CTA c is block
+        (c % x, c / x % y, c / (x y)). shared_bytes: the size of the
+        dynamic shared memory (DEFAULT_SHARED_BYTES when None)."""
+        dims = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
+        self.grid_dims = dims + (1,) * (3 - len(dims))
+        self.ctas = int(np.prod(self.grid_dims))
+        self.func, self.grid, self.block = func, self.ctas, block
+        self.shared_bytes = shared_bytes
+        self.dynamic_shared = None
+        self.n = self.ctas * block
         self.gid = np.arange(self.n, dtype=np.uint64)
         self.env = {}
         args, _ = func.regions[0]
@@ -324,7 +368,7 @@ class Launch:
             self.env[name] = buf
         for name, t in wg:
             _, shape, elem, _ = parse_type(t)
-            self.env[name] = Buffer(shape, elem, ctas=grid)
+            self.env[name] = Buffer(shape, elem, ctas=self.ctas)
 
     def run(self):
         self.block_ops(self.func.regions[0][1], np.ones(self.n, bool))
@@ -374,9 +418,12 @@ class Launch:
         with np.errstate(all="ignore"):
             if name == "arith.constant":
                 kind, shape, elem = parse_type(tout)
-                assert kind == "scalar", "vector constants are not used"
                 v = op.prop("value")
                 v = v.rsplit(" : ", 1)[0] if " : " in v else v
+                if kind == "vector":
+                    m = re.fullmatch(r"dense<([^\[\]<>]+)>", v)
+                    assert m, f"only splat vector constants: {v}"
+                    v = m.group(1)
                 if elem in _FLOAT:
                     x = _float_const(v, _FLOAT[elem])
                 elif elem == "i1":
@@ -384,14 +431,39 @@ class Launch:
                 else:
                     x = np.array(int(v), dtype=np.int64).astype(
                         _SIGNED[elem_dtype(elem)]).view(elem_dtype(elem))
-                self.set(op, [np.full(self.n, x, dtype=elem_dtype(elem))])
-            elif name in ("gpu.thread_id", "gpu.block_id"):
-                assert "dim x" in op.props
-                b = np.uint64(self.block)
-                self.set(op, [self.gid % b if name == "gpu.thread_id"
-                              else self.gid // b])
-            elif name == "gpu.barrier":
+                self.set(op, [np.full((self.n,) + shape, x,
+                                      dtype=elem_dtype(elem))])
+            elif name == "gpu.thread_id":
+                assert "dim x" in op.props, "1-D blocks only"
+                self.set(op, [self.gid % np.uint64(self.block)])
+            elif name == "gpu.block_id":
+                cta = self.gid // np.uint64(self.block)
+                gx, gy, _ = (np.uint64(d) for d in self.grid_dims)
+                dim = re.search(r"dim ([xyz])", op.props).group(1)
+                self.set(op, [{"x": cta % gx, "y": cta // gx % gy,
+                               "z": cta // (gx * gy)}[dim]])
+            elif name in ("gpu.barrier", "nvvm.cp.async.commit.group",
+                          "nvvm.cp.async.wait.group"):
+                # Lockstep: every thread (and every cp.async, which
+                # completes at once) is done with the previous ops.
                 pass
+            elif name == "gpu.dynamic_shared_memory":
+                if self.dynamic_shared is None:
+                    size = self.shared_bytes if self.shared_bytes is not None \
+                        else DEFAULT_SHARED_BYTES
+                    self.dynamic_shared = Buffer((size,), "i8",
+                                                 ctas=self.ctas)
+                self.set(op, [self.dynamic_shared])
+            elif name == "memref.view":
+                src, shift = ins[0], ins[1]
+                assert len(ins) == 2, "dynamic view sizes are not used"
+                assert np.all(shift == shift[0]), "thread-dependent view"
+                _, shape, e, _ = parse_type(tout)
+                self.set(op, [src.view(int(shift[0]), shape, e)])
+            elif name == "nvgpu.device_async_copy":
+                self.set(op, [self.async_copy(op, ins, mask)])
+            elif name == "nvgpu.ldmatrix":
+                self.set(op, [self.ldmatrix(op, ins, mask)])
             elif name == "gpu.shuffle":
                 v, off, width = ins
                 assert np.all(width == 32)
@@ -664,12 +736,83 @@ def _mma_sync(self, op, ins):
 Launch.mma_sync = _mma_sync
 
 
+def _segments(op, counts):
+    """op.operands split by operandSegmentSizes."""
+    sizes = re.search(r"operandSegmentSizes = array<i32: ([\d, ]+)>",
+                      op.props).group(1)
+    sizes = [int(s) for s in sizes.split(",")]
+    assert len(sizes) == counts, (op.name, sizes)
+    out, pos = [], 0
+    for s in sizes:
+        out.append(op.operands[pos:pos + s])
+        pos += s
+    return out
+
+
+def _async_copy(self, op, ins, mask):
+    """nvgpu.device_async_copy (cp.async): dstElements elements from
+    src[srcIndices] to dst[dstIndices]; with srcElements, only that many
+    are read and the rest of the destination chunk is zero-filled. Done at
+    once (the wait before the reading barrier is a no-op in lockstep)."""
+    dst_n, dst_idx, src_n, src_idx, count = _segments(op, 5)
+    dst, src = self.val(dst_n[0]), self.val(src_n[0])
+    assert dst.dtype == src.dtype, "cp.async copies like elements"
+    elements = int(re.search(r"dstElements = (\d+)", op.props).group(1))
+    size = dst.dtype.itemsize
+    nbytes = elements * size
+    assert nbytes in (4, 8, 16), f"cp.async of {nbytes} bytes"
+    src_off = self.address(src, src_idx)
+    dst_off = self.address(dst, dst_idx)
+    if count:
+        n_src = self.val(count[0]).astype(np.int64)
+        assert np.all(n_src[mask] <= elements), "srcElements > dstElements"
+        # A chunk read of nothing may point anywhere.
+        src_off = np.where(n_src > 0, src_off, 0)
+    data = self.gather(src, src_off, nbytes, mask)
+    if count:
+        keep = np.arange(nbytes)[None, :] < (n_src * size)[:, None]
+        data = np.where(keep, data, 0).astype(np.uint8)
+    self.scatter(dst, dst_off, data, mask)
+    return np.zeros(self.n, np.uint8)  # the token
+
+
+def _ldmatrix(self, op, ins, mask):
+    """nvgpu.ldmatrix (x4, no transpose, 16-bit elements) per warp: lane
+    8j + r gives the address of row r of 8x8 matrix j (8 contiguous
+    elements); lane i gets, as row j of the vector<4x2x...> result, the
+    elements (i / 4, 2 (i % 4)) and (i / 4, 2 (i % 4) + 1) of matrix j."""
+    assert "numTiles = 4" in op.props and "transpose = false" in op.props, \
+        op.props
+    buf = ins[0]
+    _, shape, _ = parse_type(op.types_out[0])
+    assert shape == (4, 2) and buf.dtype.itemsize == 2, (shape, buf.dtype)
+    assert self.n % 32 == 0
+    warp_mask = mask.reshape(-1, 32)
+    assert np.all(warp_mask.all(1) | ~warp_mask.any(1)), \
+        "ldmatrix is warp-collective: the whole warp or none"
+    rows = self.address(buf, op.operands[1:])  # byte address per lane
+    lane = (self.gid % np.uint64(32)).astype(np.int64)
+    base = self.gid.astype(np.int64) - lane
+    regs = []
+    for j in range(4):
+        src_lane = base + 8 * j + lane // 4
+        off = rows[src_lane] + 4 * (lane % 4)
+        regs.append(self.gather(buf, off, 4, mask).view(buf.dtype))
+    return np.stack(regs, axis=1)
+
+
+Launch.async_copy = _async_copy
+Launch.ldmatrix = _ldmatrix
+
+
 def count_ops(op, name):
     """Number of ops called `name` nested in `op`."""
     return sum((o.name == name) + count_ops(o, name)
                for _, body in op.regions for o in body)
 
 
-def run_kernel(func, grid, block, buffers):
-    """Runs `func` (a parsed gpu.func) on `buffers` (Buffer per argument)."""
-    Launch(func, grid, block, buffers).run()
+def run_kernel(func, grid, block, buffers, shared_bytes=None):
+    """Runs `func` (a parsed gpu.func) on `buffers` (Buffer per argument);
+    grid and shared_bytes as Launch takes them (a manifest launch's grid
+    and shared_bytes)."""
+    Launch(func, grid, block, buffers, shared_bytes).run()

@@ -330,15 +330,21 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     // A recipe's chain of terms lowers as one plan (FusedCorrectionChain.h)
     // at its last product; the earlier links wait for it, without remark.
     std::string unfused;
+    bool slowPrefillOutliers = false;
     CorrectionMatmulOp end = findCorrectionChainEnd(op);
-    FailureOr<FusedCorrectionChain> chain =
-        analyzeCorrectionChain(
-            end, getDecodeMaxM(hooks.target, hooks.options), *splits, unfused);
+    FailureOr<FusedCorrectionChain> chain = analyzeCorrectionChain(
+        end, getDecodeMaxM(hooks.target, hooks.options), *splits, unfused,
+        &slowPrefillOutliers);
     if (succeeded(chain)) {
       if (end != op)
         return rewriter.notifyMatchFailure(op, "fused into the chain's end");
       return lowerFusedChain(*chain, op, rewriter);
     }
+    // Still on the GPU, but term by term: say why once, at the chain's end
+    // (the walk reaches it last).
+    if (slowPrefillOutliers && end == op && hooks.remarks)
+      op->emitRemark() << "the recipe's correction terms run one by one: "
+                       << unfused;
     RankedTensorType resultType = op.getResult().getType();
     for (Value v : op->getOperands())
       if (!cast<ShapedType>(v.getType()).hasStaticShape())
@@ -419,7 +425,10 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     StackActivationsKernelSpec stack;
     stack.rows = m;
     stack.cols = k;
-    stack.transposedSum = static_cast<bool>(chain.weightValues);
+    // The decode plans add the weight outliers' product from the activation
+    // sum; at prefill the outliers go into the weight tile instead.
+    const bool outlierEpilogue = chain.weightValues && chain.decode;
+    stack.transposedSum = outlierEpilogue;
     for (int64_t g = 0; g < numGroups; g += perChunk)
       stack.outputGroups.push_back(std::min(perChunk, numGroups - g));
     // The activation side: one prep kernel from x where the chain's
@@ -537,9 +546,20 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     for (auto [p, groups] : llvm::enumerate(stack.outputGroups)) {
       auto productType = RankedTensorType::get({groups * m, n}, f32);
       Value rows = (*stacked)[p];
-      if (!chain.decode) {
+      if (!chain.decode && !chain.weightValues) {
         products.push_back(
             MatmulOp::create(rewriter, loc, productType, rows, chain.weight));
+        continue;
+      }
+      if (!chain.decode) {
+        // The weight outliers written into the prefill kernel's weight
+        // tile: the analysis proved Q(W) +-0 at their positions.
+        FailureOr<Value> product =
+            launchPrefillWithEntries(chain, end, rows, productType, p,
+                                     rewriter);
+        if (failed(product))
+          return failure();
+        products.push_back(*product);
         continue;
       }
       MatmulKernelSpec spec;
@@ -569,7 +589,7 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     }
 
     Value result;
-    if (products.size() == 1 && numGroups == 1 && !chain.weightValues &&
+    if (products.size() == 1 && numGroups == 1 && !outlierEpilogue &&
         !chain.outerAcc && chain.resultType.getElementType().isF32()) {
       result = products.front();
     } else {
@@ -585,7 +605,7 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
                            input(rewriter, loc, product,
                                  "product" + std::to_string(p),
                                  epilogue.args));
-      if (chain.weightValues) {
+      if (outlierEpilogue) {
         epilogue.sparseWeights =
             sparseOperand(chain.weightValues, chain.weightBlockSize);
         llvm::append_range(epilogueInputs,
@@ -618,6 +638,47 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
       result = sum->front();
     }
     return finishFusedChain(chain, end, result, prep, rewriter);
+  }
+
+  /// The prefill W4A16 product of stacked rows `rows` with the quantized
+  /// weight plus its outliers (MatmulKernelSpec::WeightEntries).
+  FailureOr<Value> launchPrefillWithEntries(const FusedCorrectionChain &chain,
+                                            CorrectionMatmulOp end, Value rows,
+                                            RankedTensorType productType,
+                                            size_t p,
+                                            PatternRewriter &rewriter) const {
+    Location loc = end.getLoc();
+    MatmulKernelSpec spec;
+    spec.m = productType.getDimSize(0);
+    spec.n = chain.n;
+    spec.k = chain.k;
+    spec.lhsElementType = rewriter.getBF16Type();
+    spec.rhs = cast<QuantizedTensorType>(chain.weight.getType());
+    spec.resultElementType = rewriter.getF32Type();
+    spec.weightEntries = MatmulKernelSpec::WeightEntries{
+        chain.weightBlockSize,
+        cast<RankedTensorType>(chain.weightValues.getType()).getShape().back()};
+    SmallVector<Value> inputs = input(
+        rewriter, loc, rows, "stacked" + std::to_string(p), spec.args);
+    llvm::append_range(inputs,
+                       input(rewriter, loc, chain.weight, "weight", spec.args));
+    llvm::append_range(inputs, input(rewriter, loc, chain.weightValues,
+                                     "weights.values", spec.args));
+    llvm::append_range(inputs, input(rewriter, loc, chain.weightIndices,
+                                     "weights.indices", spec.args));
+    SmallVector<std::pair<std::string, RankedTensorType>> outputs;
+    addOutput(spec.args, outputs, "product" + std::to_string(p), productType);
+    GPUConfigAttr config = selectGPUConfigForFamily(
+        rewriter.getContext(), GPUKernelFamily::Prefill, hooks.options);
+    FailureOr<SmallVector<Value>> product = launch(
+        end, rewriter, "fp4_matmul", spec.args, inputs, outputs,
+        [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
+          return buildPrefillMatmulKernel(rewriter, loc, module, name, spec,
+                                          hooks.target, config, reason);
+        });
+    if (failed(product))
+      return failure();
+    return product->front();
   }
 
   /// Replaces the chain's end by `result` and erases what the plan

@@ -702,8 +702,13 @@ void DecodeKernelEmitter::addOutlierProducts(const ChunkLoads &loads,
     for (int64_t j = 0; j < epi->entriesPerUnit(); ++j) {
       Value value = loads.outlierValues[r][j];
       Value block = add(firstBlock, j / perBlock);
-      Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(),
-                                               loads.outlierIndices[r][j]);
+      // An index is < the block size by the op's contract; clamping keeps
+      // a corrupt one inside the staged sum (a wrong product, never a
+      // stray shared-memory read).
+      Value index = minIdx(
+          arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
+                                       loads.outlierIndices[r][j]),
+          bs - 1);
       Value column = reader.column(b, loc, block, index);
       if (bs > kUnit) {
         // A block wider than the unit: only the unit holding the column

@@ -11,6 +11,7 @@
 #include "ElementAccess.h"
 
 #include "fp4/Conversion/FP4ToGPU/SchemeGPULoweringInterface.h"
+#include "fp4/Dialect/FP4/IR/ConstantBytes.h"
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -78,7 +79,8 @@ FailureOr<FusedCorrectionChain>
 mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
                                   int64_t decodeMaxM,
                                   const LoweredSplits &splits,
-                                  std::string &reason) {
+                                  std::string &reason,
+                                  bool *slowPrefillOutliers) {
   FusedCorrectionChain chain;
   SmallVector<std::pair<Side, Side>> terms;
   SmallVector<Operation *> reversed;
@@ -237,11 +239,38 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
     chain.groups.push_back(group);
   }
   chain.decode = chain.m <= decodeMaxM;
+  if (chain.weightValues)
+    chain.weightEntriesDisjoint = weightRestIsZeroAtEntries(
+        chain.weight, chain.weightValues, chain.weightIndices,
+        chain.weightBlockSize, splits);
   if (chain.weightValues && !chain.decode) {
-    reason = "weight outliers at prefill sizes run term by term";
-    return failure();
+    // The prefill kernel writes the outliers into its dequantized weight
+    // tile, which is the sum only where the quantized part is +-0.
+    auto q = cast<QuantizedTensorType>(chain.weight.getType());
+    if (slowPrefillOutliers)
+      *slowPrefillOutliers = true;
+    if (!chain.weightEntriesDisjoint) {
+      reason = "weight outliers at prefill sizes join the product only when "
+               "the quantized weight is provably +-0 at their positions "
+               "(the rest of the same fp4.split_outliers, or constants): "
+               "they run term by term";
+      return failure();
+    }
+    if (!hasBF16Values(q, reason)) {
+      reason = "weight outliers at prefill sizes need a weight scheme whose "
+               "values are bf16 numbers: they run term by term";
+      return failure();
+    }
+    if ((chain.weightBlockSize != 16 && chain.weightBlockSize % 32 != 0) ||
+        chain.k % 32 != 0) {
+      reason = "weight outliers at prefill sizes need blocks of 16 or a "
+               "multiple of 32 and K a multiple of 32: they run term by term";
+      return failure();
+    }
+    if (slowPrefillOutliers)
+      *slowPrefillOutliers = false;
   }
-  if (chain.weightValues && chain.m > 32) {
+  if (chain.weightValues && chain.decode && chain.m > 32) {
     reason = "the weight-outlier epilogue takes at most 32 rows";
     return failure();
   }
@@ -251,4 +280,57 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
     return failure();
   }
   return chain;
+}
+
+bool mlir::fp4::weightRestIsZeroAtEntries(Value weight, Value values,
+                                          Value indices, int64_t blockSize,
+                                          const LoweredSplits &splits) {
+  // The rest of the split that produced this very part.
+  if (auto quantize = weight.getDefiningOp<QuantizeOp>()) {
+    Value rest = quantize.getInput();
+    if (auto split = rest.getDefiningOp<SplitOutliersOp>();
+        split && rest == split.getRest())
+      return split.getValues() == values && split.getIndices() == indices &&
+             static_cast<int64_t>(split.getBlockSize()) == blockSize;
+    auto it = splits.find(rest);
+    return it != splits.end() && it->second.values == values &&
+           it->second.indices == indices && it->second.blockSize == blockSize;
+  }
+  // Constants: the packed codes at every entry's position.
+  auto pack = weight.getDefiningOp<PackOp>();
+  auto type = cast<QuantizedTensorType>(weight.getType());
+  if (!pack || type.getRank() != 2 || type.getAxis() != 1 ||
+      !type.hasStaticShape() || pack.getComponents().empty())
+    return false;
+  Value codes = pack.getComponents().front();
+  auto codesType = dyn_cast<RankedTensorType>(codes.getType());
+  auto indexType = cast<RankedTensorType>(indices.getType());
+  int64_t rows = type.getDimSize(0), k = type.getDimSize(1);
+  if (!codesType || !codesType.getElementType().isInteger(8) ||
+      codesType.getRank() != 2 || codesType.getDimSize(0) != rows ||
+      codesType.getDimSize(1) * 2 != k || !indexType.hasStaticShape() ||
+      indexType.getRank() != 3 || indexType.getDimSize(0) != rows ||
+      indexType.getDimSize(1) * blockSize != k)
+    return false;
+  std::vector<char> codeStorage, indexStorage;
+  ArrayRef<char> codeBytes, indexBytes;
+  if (failed(readConstantBytes(codes, codesType, codeStorage, codeBytes)) ||
+      failed(readConstantBytes(indices, indexType, indexStorage, indexBytes)))
+    return false;
+  const int64_t perBlock = indexType.getDimSize(2);
+  for (int64_t i = 0, e = indexType.getNumElements(); i < e; ++i) {
+    int64_t index = static_cast<uint8_t>(indexBytes[i]);
+    if (index >= blockSize)
+      return false;
+    int64_t row = i / (perBlock * indexType.getDimSize(1));
+    int64_t block = i / perBlock % indexType.getDimSize(1);
+    int64_t column = block * blockSize + index;
+    // Element 2j in the low nibble, 2j + 1 in the high one (docs/ABI.md);
+    // E2M1 +-0 is 0x0 / 0x8.
+    uint8_t byte = codeBytes[row * (k / 2) + column / 2];
+    uint8_t code = column % 2 ? byte >> 4 : byte & 0xF;
+    if ((code & 0x7) != 0)
+      return false;
+  }
+  return true;
 }

@@ -44,6 +44,11 @@ struct FusedCorrectionChain {
   Value weight;
   Value weightValues, weightIndices;
   int64_t weightBlockSize = 0;
+  /// The quantized weight part is provably +-0 wherever the block-sparse
+  /// one has an entry (weightRestIsZeroAtEntries), so W = Q(W) + entries
+  /// elementwise and the prefill kernel writes the entries into its bf16
+  /// weight tile (MatmulKernelSpec::WeightEntries).
+  bool weightEntriesDisjoint = false;
   RankedTensorType resultType;
   /// M <= decode-max-m.
   bool decode = false;
@@ -58,14 +63,28 @@ struct LoweredSplit {
 };
 using LoweredSplits = llvm::DenseMap<Value, LoweredSplit>;
 
+/// Whether the quantized weight `weight` is +-0 at every position of the
+/// block-sparse part (`values`, `indices`, blocks of `blockSize` along K):
+/// it quantizes the rest of the fp4.split_outliers that produced exactly
+/// that part (the split writes +0 there and every scheme quantizes +0 to
+/// code 0), or both are constants and the codes at the entries' positions
+/// are checked here (fp4-fold-constants' output). Anything else (e.g.
+/// function arguments) is not proven.
+bool weightRestIsZeroAtEntries(Value weight, Value values, Value indices,
+                               int64_t blockSize, const LoweredSplits &splits);
+
 /// The last product of the chain through `op` (following single-use acc
 /// edges forward).
 CorrectionMatmulOp findCorrectionChainEnd(CorrectionMatmulOp op);
 
-/// The fusable chain ending at `last`, or failure with `reason`.
+/// The fusable chain ending at `last`, or failure with `reason`. When the
+/// chain fails only because its weight outliers at prefill sizes cannot be
+/// written into the weight tile (the terms then run one by one, much
+/// slower), `*slowPrefillOutliers` is set so that the caller can say so.
 FailureOr<FusedCorrectionChain>
 analyzeCorrectionChain(CorrectionMatmulOp last, int64_t decodeMaxM,
-                       const LoweredSplits &splits, std::string &reason);
+                       const LoweredSplits &splits, std::string &reason,
+                       bool *slowPrefillOutliers = nullptr);
 
 } // namespace mlir::fp4
 

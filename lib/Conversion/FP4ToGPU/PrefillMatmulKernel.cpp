@@ -54,6 +54,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BF16PairDequant.h"
+#include "ElementwiseKernel.h"
 #include "FragmentDequant.h"
 #include "fp4/Conversion/FP4ToGPU/KernelBuilders.h"
 
@@ -104,6 +105,18 @@ struct PrefillPlan {
   /// loop reads with ldmatrix, in plain K order.
   bool shared = false;
   int64_t bBufBytes = 0, bBufOffset = 0;
+  /// Weight entries (MatmulKernelSpec::WeightEntries) written into the
+  /// shared W tile after its dequantization; entryCount == 0: none.
+  int64_t entryBlock = 0, entryCount = 0;
+  /// Entries of one weight row in a 32-element unit: one block's (a block
+  /// of 32 or more holds the unit), or two blocks' (16).
+  int64_t entriesPerUnit() const {
+    return entryBlock == 16 ? 2 * entryCount : entryCount;
+  }
+  /// Threads' rounds over the W tile's units (dequantizeTile).
+  int64_t weightRounds() const {
+    return llvm::divideCeil(bn * (bk / 32), threads);
+  }
 };
 
 /// Builds the kernel body; one instance per kernel.
@@ -193,6 +206,14 @@ private:
                                     Value scalesArg, Value rowBase,
                                     int64_t rows, int64_t totalRows,
                                     Value tile);
+  /// The weight entries of the units this thread dequantizes for tile
+  /// `tile`: per round, entriesPerUnit() bf16 values then as many i8
+  /// indices (loaded a tile ahead with the scales).
+  SmallVector<Value> loadUnitEntries(Value tile);
+  /// Writes the unit's weight entries (`entries`: this round's values and
+  /// indices) over its dequantized elements in bf16 buffer `buf`.
+  void writeUnitEntries(ValueRange entries, Value row, Value unit,
+                        Value kUnit, Value buf);
   /// `dq`'s multiplier for `byte`, zero when the block starts at or after K
   /// (its codes were zero-filled; a NaN scale must not leak into C).
   Value multiplier(const BF16FragmentDequant &dq, Value byte, Value kStart,
@@ -203,16 +224,17 @@ private:
   void dequantizeLhsTile(Value tile, Value stage, Value buf,
                          ValueRange scales) {
     dequantizeTile(*lhsDequant, aCodes32, aBuf32, p.bm, tile, stage, buf,
-                   scales);
+                   scales, ValueRange{});
   }
   /// Cooperative dequantization of the codes tile in ring slot `stage` of
   /// `codes32` ([stages][rows][BK/8] i32) into bf16 buffer `buf` of
   /// `buf32` ([2][rows][BK/2] i32), 16-byte chunks swizzled as the W4A16 A
   /// tile (bf16ChunkSwizzle), so that ldmatrix and the fragment loads read
   /// it without bank conflicts.
+  /// `entries` (W only): loadUnitEntries' values for this tile.
   void dequantizeTile(const BF16FragmentDequant &dq, Value codes32,
                       Value buf32, int64_t rows, Value tile, Value stage,
-                      Value buf, ValueRange scales);
+                      Value buf, ValueRange scales, ValueRange entries);
   /// prefill-dequant=shared: the mma work of one K tile from the bf16 A
   /// tile (`aView` slot `aSlot`, [*][BM][BK] bf16) and the bf16 W tile
   /// (bBuf slot `bSlot`), both read with ldmatrix.x4.
@@ -257,6 +279,7 @@ private:
 
   // Kernel arguments.
   SmallVector<Value> lhsArgs, rhsArgs;
+  Value entryValues, entryIndices;
   Value result;
   // Thread coordinates.
   Value tid, lane, m0, n0, g, q, warpRow, warpCol;
@@ -437,7 +460,7 @@ SmallVector<Value> PrefillEmitter::loadUnitScales(
 void PrefillEmitter::dequantizeTile(const BF16FragmentDequant &dq,
                                     Value codes32, Value buf32, int64_t rows,
                                     Value tile, Value stage, Value buf,
-                                    ValueRange scales) {
+                                    ValueRange scales, ValueRange entries) {
   int64_t unitsPerRow = p.bk / 32;
   int64_t count = rows * unitsPerRow;
   int64_t bs = dq.getBlockSize();
@@ -473,7 +496,102 @@ void PrefillEmitter::dequantizeTile(const BF16FragmentDequant &dq,
                               ValueRange{buf, row, dstWord},
                               /*nontemporal=*/false, llvm::Align(16));
     }
+    if (!entries.empty()) {
+      int64_t perRound = 2 * p.entriesPerUnit();
+      writeUnitEntries(entries.slice(round * perRound, perRound), row, unit,
+                       kUnit, buf);
+    }
   });
+}
+
+SmallVector<Value> PrefillEmitter::loadUnitEntries(Value tile) {
+  // The unit's entries are contiguous in [N, blocks, entries] (one block,
+  // or the unit's two blocks of 16): one vector load per operand.
+  SmallVector<Value> out;
+  int64_t unitsPerRow = p.bk / 32;
+  int64_t count = p.bn * unitsPerRow;
+  int64_t perUnit = p.entriesPerUnit();
+  int64_t blocks = p.k / p.entryBlock;
+  for (int64_t base = 0; base < count; base += p.threads) {
+    Value u = add(tid, base);
+    if (base + p.threads > count)
+      u = minU(u, count - 1);
+    Value row = add(n0, div(u, unitsPerRow));
+    if (p.n % p.bn != 0)
+      row = minU(row, p.n - 1);
+    Value k = add(mul(tile, p.bk), mul(rem(u, unitsPerRow), 32));
+    Value block = div(k, p.entryBlock);
+    // Units past K (a partial last tile) load a clamped, unused block.
+    if (p.k % p.bk != 0)
+      block = minU(block, blocks - (p.entryBlock == 16 ? 2 : 1));
+    for (Value memref : {entryValues, entryIndices}) {
+      Type elt = cast<MemRefType>(memref.getType()).getElementType();
+      // The offset is a multiple of the load's size (K % 32 == 0: an even
+      // block of 16 and an even number of blocks per row).
+      int64_t bytes = perUnit * elt.getIntOrFloatBitWidth() / 8;
+      Value v = vector::LoadOp::create(
+          b, loc, VectorType::get({perUnit}, elt), memref,
+          ValueRange{row, block, idx(0)}, /*nontemporal=*/false,
+          llvm::MaybeAlign(naturalAlignment(bytes)));
+      for (int64_t i = 0; i < perUnit; ++i)
+        out.push_back(vector::ExtractOp::create(b, loc, v, i));
+    }
+  }
+  return out;
+}
+
+void PrefillEmitter::writeUnitEntries(ValueRange entries, Value row,
+                                      Value unit, Value kUnit, Value buf) {
+  // Each entry replaces its element of the tile: the quantized weight is
+  // +-0 there (the caller's proof), so the replacement is the sum. The same
+  // thread stored the unit just before, so no barrier orders the two.
+  int64_t perUnit = p.entriesPerUnit();
+  Value outsideK = p.k % p.bk != 0 ? arith::CmpIOp::create(
+                                         b, loc, arith::CmpIPredicate::uge,
+                                         kUnit, idx(p.k))
+                                         .getResult()
+                                   : Value();
+  Value unitOffset =
+      p.entryBlock > 32 ? rem(kUnit, p.entryBlock) : Value();
+  for (int64_t j = 0; j < perUnit; ++j) {
+    Value value = entries[j];
+    Value index = arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
+                                               entries[perUnit + j]);
+    // The entry's column within the unit. An index is < the block size by
+    // the op's contract; masking it keeps a corrupt one inside the tile
+    // (a wrong product, never a stray shared-memory store).
+    Value column = index;
+    Value skip = outsideK;
+    if (p.entryBlock == 16) {
+      column = add(andI(index, 15), 16 * (j / p.entryCount));
+    } else if (p.entryBlock == 32) {
+      column = andI(index, 31);
+    } else if (unitOffset) {
+      // A block wider than the unit: only the unit holding the entry.
+      Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          index, unitOffset);
+      column = arith::SubIOp::create(b, loc, index, unitOffset);
+      Value beyond = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                           column, idx(32));
+      Value out = arith::OrIOp::create(b, loc, below, beyond);
+      skip = skip ? arith::OrIOp::create(b, loc, skip, out).getResult() : out;
+      column = andI(column, 31);
+    }
+    Value chunk = add(mul(unit, 4), div(column, 8));
+    Value col = add(mul(bf16ChunkSwizzle(chunk, row), 8), rem(column, 8));
+    auto store = [&] {
+      memref::StoreOp::create(b, loc, value, bBuf,
+                              ValueRange{buf, row, col});
+    };
+    if (!skip) {
+      store();
+      continue;
+    }
+    auto ifOp = scf::IfOp::create(b, loc, skip, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    store();
+  }
 }
 
 Value PrefillEmitter::mma(ArrayRef<Value> a, ArrayRef<Value> bw, Value c) {
@@ -820,6 +938,10 @@ void PrefillEmitter::emit(gpu::GPUFuncOp func) {
                  body.getArguments().begin() + numLhs);
   rhsArgs.assign(body.getArguments().begin() + numLhs,
                  body.getArguments().begin() + numLhs + numRhs);
+  if (p.entryCount) {
+    entryValues = body.getArgument(numLhs + numRhs);
+    entryIndices = body.getArgument(numLhs + numRhs + 1);
+  }
   result = body.getArguments().back();
 
   Type indexType = b.getIndexType();
@@ -865,10 +987,25 @@ void PrefillEmitter::emit(gpu::GPUFuncOp func) {
     bBuf32 = view(p.bBufOffset, {2, p.bn, p.bk / 2}, i32t);
     bBuf = view(p.bBufOffset, {2, p.bn, p.bk}, b.getBF16Type());
   }
+  // The weight's scales (and entries) of a tile, carried one tile ahead.
   auto loadWeightScales = [&](Value tile) {
-    return p.shared ? loadUnitScales(rhsDequant, rhsArgs[1], n0, p.bn, p.n,
-                                     tile)
-                    : loadRhsScales(tile);
+    if (!p.shared)
+      return loadRhsScales(tile);
+    SmallVector<Value> values =
+        loadUnitScales(rhsDequant, rhsArgs[1], n0, p.bn, p.n, tile);
+    if (p.entryCount)
+      llvm::append_range(values, loadUnitEntries(tile));
+    return values;
+  };
+  // Scale values of loadWeightScales (the entries follow them).
+  const int64_t weightScaleValues =
+      p.weightRounds() * (rhsDequant.getBlockSize() % 32 == 0 ? 1 : 2);
+  auto dequantizeWeightTile = [&](Value tile, Value stage, Value buf,
+                                  ValueRange values) {
+    dequantizeTile(rhsDequant, bCodes32, bBuf32, p.bn, tile, stage, buf,
+                   values.take_front(weightScaleValues),
+                   p.entryCount ? values.drop_front(weightScaleValues)
+                                : ValueRange{});
   };
 
   auto commit = [&] { NVVM::CpAsyncCommitGroupOp::create(b, loc); };
@@ -898,8 +1035,7 @@ void PrefillEmitter::emit(gpu::GPUFuncOp func) {
     gpu::BarrierOp::create(b, loc);
     if (p.w4a4)
       dequantizeLhsTile(idx(0), idx(0), idx(0), firstL);
-    dequantizeTile(rhsDequant, bCodes32, bBuf32, p.bn, idx(0), idx(0),
-                   idx(0), firstR);
+    dequantizeWeightTile(idx(0), idx(0), idx(0), firstR);
     Value second = idx(std::min<int64_t>(1, p.numK - 1));
     rhsScales = loadWeightScales(second);
     if (p.w4a4)
@@ -966,8 +1102,7 @@ void PrefillEmitter::emit(gpu::GPUFuncOp func) {
         Value aheadStage = rem(ahead, p.stages), aheadBuf = rem(ahead, 2);
         if (p.w4a4)
           dequantizeLhsTile(ahead, aheadStage, aheadBuf, lScales);
-        dequantizeTile(rhsDequant, bCodes32, bBuf32, p.bn, ahead, aheadStage,
-                       aheadBuf, rScales);
+        dequantizeWeightTile(ahead, aheadStage, aheadBuf, rScales);
       }
       Value aBf16 = p.w4a4 ? aBuf : aTile;
       Value aBf16Slot = p.w4a4 ? rem(kt, 2) : stage;
@@ -1095,6 +1230,25 @@ planPrefill(const MatmulKernelSpec &spec, const GPUTarget &target,
   if (p.shared &&
       (p.stages < 3 || p.wm % 16 != 0 || p.wn % 16 != 0))
     p.shared = false;
+  if (spec.weightEntries) {
+    // Written over the dequantized bf16 W tile, unscaled: only the shared
+    // form has that tile, and only schemes whose scales all go into it.
+    const MatmulKernelSpec::WeightEntries &e = *spec.weightEntries;
+    if (!p.shared)
+      return decline("weight entries are written into the shared bf16 "
+                     "weight tile: they need prefill-dequant=shared, "
+                     "prefill-stages >= 3 and warp tiles of multiples of 16");
+    if (rhsDequant.hasTensorScale() || rhsDequant.hasMacroFactors())
+      return decline("weight entries need a weight scheme without tensor or "
+                     "macro factors (those scale the accumulators)");
+    if ((e.blockSize != 16 && e.blockSize % 32 != 0) || e.entries < 1 ||
+        e.entries > e.blockSize || p.k % e.blockSize != 0 || p.k % 32 != 0)
+      return decline("weight entries come in blocks of 16 or a multiple of "
+                     "32 elements dividing K (a multiple of 32), with "
+                     "1..block entries");
+    p.entryBlock = e.blockSize;
+    p.entryCount = e.entries;
+  }
   p.codeChunk = p.k % 32 == 0 ? 16 : 8;
   p.aStageBytes = p.w4a4 ? p.bm * p.bk / 2 : p.bm * p.bk * 2;
   p.bStageBytes = p.bn * p.bk / 2;
@@ -1147,6 +1301,24 @@ FailureOr<KernelPlan> mlir::fp4::buildPrefillMatmulKernel(
       planPrefill(spec, target, config, lhsDequant, *rhsDequant, reason);
   if (failed(plan))
     return failure();
+  // lhs components, rhs components, [entry values (bf16: they go into the
+  // bf16 tile as they are) and indices], result.
+  size_t numOperands = (spec.lhsQuantized
+                            ? spec.lhsQuantized.getComponentTypes().size()
+                            : 1) +
+                       spec.rhs.getComponentTypes().size();
+  bool argsOk = spec.args.size() == numOperands + (plan->entryCount ? 3 : 1);
+  auto elementOf = [&](size_t i) {
+    return spec.args[i].type.getElementType();
+  };
+  if (argsOk && plan->entryCount)
+    argsOk = elementOf(numOperands).isBF16() &&
+             elementOf(numOperands + 1).isInteger(8);
+  if (!argsOk) {
+    reason = "prefill: unexpected kernel argument list (weight entries are "
+             "bf16 values and i8 indices)";
+    return failure();
+  }
 
   KernelLaunch launch;
   launch.block = {plan->threads, 1, 1};
@@ -1156,6 +1328,8 @@ FailureOr<KernelPlan> mlir::fp4::buildPrefillMatmulKernel(
   launch.variant = spec.lhsQuantized ? "prefill_w4a4" : "prefill_w4a16";
   if (plan->shared)
     launch.variant += "_smem";
+  if (plan->entryCount)
+    launch.variant += "_entries";
   for (const KernelArg &arg : spec.args)
     launch.argNames.push_back(arg.name);
   launch.func =

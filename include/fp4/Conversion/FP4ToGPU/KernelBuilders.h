@@ -94,8 +94,19 @@ struct MatmulKernelSpec {
     Type accElementType;
   };
   std::optional<Epilogue> epilogue;
+  /// Block-sparse bf16 weight entries [N, K / blockSize, entries] (i8
+  /// indices) that the prefill kernel writes into its dequantized bf16
+  /// weight tile, so that the product is A (Q(W) + entries)^T. That equals
+  /// A Q(W)^T + A entries^T only where Q(W) is +-0 at the entries'
+  /// positions: the caller proves it (FusedCorrectionChain: the rest of the
+  /// same fp4.split_outliers, or constants checked at compile time).
+  struct WeightEntries {
+    int64_t blockSize = 0, entries = 0;
+  };
+  std::optional<WeightEntries> weightEntries;
   /// Kernel arguments (lhs components, rhs components, [epilogue: activation
-  /// sum, outlier values, outlier indices, acc], result).
+  /// sum, outlier values, outlier indices, acc | weight entries: values,
+  /// indices], result).
   SmallVector<KernelArg> args;
 };
 

@@ -95,29 +95,3 @@ std::string mlir::fp4::detail::blobStem(StringRef sourceName, Location loc) {
   return "const";
 }
 
-LogicalResult mlir::fp4::detail::readConstantBytes(Value value, ShapedType type,
-                                                   std::vector<char> &expanded,
-                                                   ArrayRef<char> &bytes) {
-  Attribute attr;
-  if (!matchPattern(value, m_Constant(&attr)))
-    return failure();
-  int64_t elementBytes = type.getElementTypeBitWidth() / 8;
-  int64_t size = type.getNumElements() * elementBytes;
-  if (auto dense = dyn_cast<DenseIntOrFPElementsAttr>(attr)) {
-    bytes = dense.getRawData();
-    if (dense.isSplat() && size != elementBytes) {
-      expanded.resize(size);
-      for (int64_t i = 0; i < size; i += elementBytes)
-        std::memcpy(expanded.data() + i, bytes.data(), elementBytes);
-      bytes = expanded;
-    }
-  } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob)
-      return failure();
-    bytes = blob->getData();
-  } else {
-    return failure();
-  }
-  return success(static_cast<int64_t>(bytes.size()) == size);
-}

@@ -11,6 +11,7 @@
 #ifndef FP4_LIB_DIALECT_FP4_TRANSFORMS_FOLDEDCONSTANT_H
 #define FP4_LIB_DIALECT_FP4_TRANSFORMS_FOLDEDCONSTANT_H
 
+#include "fp4/Dialect/FP4/IR/ConstantBytes.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/PatternMatch.h"
@@ -48,12 +49,8 @@ private:
 void storeFloatElements(Type elementType, ArrayRef<float> values,
                         MutableArrayRef<char> bytes);
 
-/// The raw bytes of constant `value` (a `dense` or `dense_resource` tensor of
-/// `type`); a splat is expanded into `expanded`. Fails for anything else or
-/// a size mismatch.
-LogicalResult readConstantBytes(Value value, ShapedType type,
-                                std::vector<char> &expanded,
-                                ArrayRef<char> &bytes);
+/// The reader the folders share with the GPU lowering (ConstantBytes.h).
+using mlir::fp4::readConstantBytes;
 
 /// Erases the producers of `value` left without users (the float weights, a
 /// transpose's init tensor, the components of a folded pack), so that they
