@@ -63,7 +63,10 @@ SHAPES = [(1, 200, 352), (16, 77, 224), (130, 77, 224)]  # decode, decode, prefi
 # K/32 must be even for a cross-block rotation (its size is the largest
 # power of two dividing the number of 32-blocks): 8 and 12 blocks.
 RECIPE_SHAPES = {"rotate_two_level": [(1, 200, 256), (16, 77, 384),
-                                      (130, 77, 256)]}
+                                      (130, 77, 256)],
+                 # K * M f32 of activation sum beyond 32 KB with 64+ entries
+                 # per slice row: the sliced weight-outlier epilogue.
+                 "outlier_k4": SHAPES + [(16, 77, 2560)]}
 
 CHECK_CASES = [dict(name=f"recipe_{r}_m{m}_n{n}_k{k}", recipe=r, m=m, n=n, k=k)
                for r in RECIPES for (m, n, k) in RECIPE_SHAPES.get(r, SHAPES)]

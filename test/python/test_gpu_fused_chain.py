@@ -71,8 +71,13 @@ def chain_mlir(m, n, k, weight_outliers, acc, result, wbs=32, wk=2):
     (1, True, False, "f32", 320, 32, 2), (2, True, True, "f32", 320, 16, 1),
     (4, True, False, "bf16", 320, 64, 4), (10, True, False, "f32", 320, 32, 2),
     # A sum too large for the decode kernel's shared memory (K * M * 4 >
-    # 32 KB): the weight outliers go to the epilogue kernel.
-    (10, True, True, "f32", 896, 32, 2)])
+    # 32 KB): the weight outliers go to the epilogue kernel, its slot form
+    # (outlier blocks of 32, 16 and 64) or, with 64 or more entries per
+    # slice row, its sliced form (5 slices at M = 16 with the swizzled
+    # stage; 2 at M = 10, the last partial, with a partial lane round).
+    (10, True, True, "f32", 896, 32, 2), (16, True, False, "f32", 2560, 32, 2),
+    (12, True, True, "bf16", 1024, 16, 1), (9, True, False, "f32", 1024, 64, 4),
+    (16, True, False, "f32", 2560, 32, 4), (10, True, True, "bf16", 1024, 32, 4)])
 def test_fused_chain(m, weight_outliers, acc, result, k, wbs, wk):
     n = 37
     rng = np.random.default_rng(100 + m + k)
@@ -96,9 +101,10 @@ def test_fused_chain(m, weight_outliers, acc, result, k, wbs, wk):
         chain_mlir(m, n, k, weight_outliers, acc, result, wbs, wk))
     stems = [l["name"].rsplit("_", 1)[0] for l in manifest]
     # 3 row groups: one decode product for M <= 10 (up to 32 rows), which
-    # does the epilogue itself; at 16, two groups (32 rows) and then one,
-    # summed by the epilogue kernel.
-    products = 2 if m == 16 else 1
+    # does the epilogue itself; at 12 and 16, two groups (24 or 32 rows)
+    # and then one, summed by the epilogue kernel.
+    per_product = max(1, 32 // m)
+    products = -(-3 // per_product)
     separate = products > 1 or (weight_outliers and k * m * 4 > 32 * 1024)
     assert stems == ["fp4_stack_activations"] + ["fp4_matmul"] * products + \
         (["fp4_stacked_epilogue"] if separate else []), stems

@@ -239,9 +239,10 @@ struct StackedEpilogueKernelSpec {
   Type resultElementType;
   SmallVector<KernelArg> args;
 };
-/// Without sparse weights one thread per output; with them one warp per
-/// weight row n, lanes over (m, block slots), coalesced entry loads and a
-/// butterfly sum over the slots (m <= 32).
+/// Without sparse weights one thread per output; with them warps over
+/// weight rows, the [K, M] activation sum staged in shared memory (whole,
+/// or a K slice at a time when larger than 32 KB), coalesced entry loads
+/// and a butterfly over the lanes (m <= 32).
 FailureOr<KernelPlan>
 buildStackedEpilogueKernel(OpBuilder &builder, Location loc,
                            gpu::GPUModuleOp module, StringRef name,

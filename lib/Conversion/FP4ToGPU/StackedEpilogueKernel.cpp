@@ -20,12 +20,22 @@
 //    vector form reading the sum from global memory was 12.0 us at M = 1
 //    and 50.1 us at M = 16 on 1 x 14336 x 4096, no better than the slot
 //    form), from shared memory about one bank-conflict round;
-//  * slot (larger sums): the lanes split into `rowLanes` (M rounded up to
-//    a power of two) rows by 32 / rowLanes block slots, so one load
-//    instruction reads the entries of 32 / rowLanes consecutive blocks and
-//    the activation each lane needs is one element of a contiguous row of
-//    the sum; a butterfly over the slot lanes sums each m; slot 0 stores
-//    it (13.0 us at M = 1, 42.9 us at M = 16,
+//  * sliced (larger sums, e.g. M = 16: 256 KB, with at least 64 entries
+//    per slice row, e.g. top-4 of 32 at M = 16): the CTA stages the sum a
+//    K slice at a time (32 KB each, 16-byte pieces of a row XOR-swizzled
+//    by column against bank conflicts), lanes take consecutive entries of
+//    a row (coalesced), each warp keeps its rows' sums for every m in
+//    registers across the slices (buildWarpPerRowSliced): at 16 x 14336
+//    x 4096 the top-4 recipe 110.3 -> 94.2 us against the slot form
+//    (docs/perf/gpu_variants_2026-12-04_sliced.txt, gpu_all_2026-12-04_
+//    sliced.txt: equal at top-2, slower at top-1, which keep the slot form;
+//    without the swizzle the sliced form took 63 us at top-2);
+//  * slot (larger sums otherwise): the lanes split into `rowLanes` (M
+//    rounded up to a power of two) rows by 32 / rowLanes block slots, so
+//    one load instruction reads the entries of 32 / rowLanes consecutive
+//    blocks and the activation each lane needs is one element of a
+//    contiguous row of the sum; a butterfly over the slot lanes sums each
+//    m; slot 0 stores it (13.0 us at M = 1, 42.9 us at M = 16,
 //    docs/perf/gpu_bench_2026-12-02_prep1_breakdown.txt).
 // The order differs from the chain's per-term order (f32, each product
 // rounded the same way), which the check's 1e-5 relative tolerance allows
@@ -50,6 +60,7 @@
 
 using namespace mlir;
 using namespace mlir::fp4;
+
 
 static constexpr int64_t kWarpsPerCTA = 4;
 /// Loop steps (block slots per lane) unrolled per iteration (slot form).
@@ -131,7 +142,7 @@ static SmallVector<Value> loadEntries(OpBuilder &b, Location loc, Value memref,
 /// for every m, and a butterfly over the 32 lanes sums each m; lane m
 /// stores output (m, n). The per-entry reads of the sum are random
 /// columns: from shared memory they cost about one bank-conflict round
-/// per instruction, from L1 one wavefront per lane (the slot form).
+/// per instruction, from L1 one wavefront per lane.
 static KernelLaunch buildWarpPerRowStaged(OpBuilder &b, Location loc,
                                           gpu::GPUModuleOp module,
                                           StringRef name,
@@ -318,6 +329,276 @@ static KernelLaunch buildWarpPerRowStaged(OpBuilder &b, Location loc,
   return launch;
 }
 
+/// The sliced form (sparse weights, the [K, M] activation sum larger than a
+/// CTA's shared memory, e.g. M = 16 at K = 4096: 256 KB): the CTA walks K
+/// in slices whose part of the sum fits (S x M f32 <= 32 KB, S whole
+/// blocks), staging each slice in shared memory in turn; each warp keeps
+/// the f32 sums of its kSlicedRowsPerWarp weight rows for every m in
+/// registers across the slices. Within a slice the lanes of a warp take
+/// consecutive entries of one weight row (coalesced scalar loads of values
+/// and indices), each multiplying its entry by the staged row of the sum
+/// at its column for every m (16-byte shared loads); after the last slice
+/// a butterfly over the lanes sums each (row, m) and lane m stores. Every
+/// entry is read once, every CTA reads the sum once (kSlicedWarps warps of
+/// rows share it).
+static constexpr int64_t kSlicedWarps = 16, kSlicedRowsPerWarp = 4;
+
+/// Blocks of one staged slice (its [S, M] f32 part of the sum <= 32 KB).
+static int64_t slicedBlocks(const StackedEpilogueKernelSpec &spec) {
+  const int64_t bs = spec.sparseWeights.blockSize;
+  return std::max<int64_t>(
+      1, std::min<int64_t>(spec.k / bs, kMaxStagedBytes / (4 * spec.m * bs)));
+}
+
+/// The sliced form pays a barrier and a stage per slice; it wins where a
+/// slice row gives every lane at least two entries (16 x 14336 x 4096:
+/// top-4 recipe 110.3 -> 94.2 us), ties at one (top-2: epilogue 42.4 /
+/// 42.1 us) and loses where lanes idle (top-1: 56.8 -> 71.5 us), which
+/// keep the slot form.
+static bool slicedFormFits(const StackedEpilogueKernelSpec &spec) {
+  return slicedBlocks(spec) * spec.sparseWeights.k >= 64;
+}
+
+static KernelLaunch buildWarpPerRowSliced(OpBuilder &b, Location loc,
+                                          gpu::GPUModuleOp module,
+                                          StringRef name,
+                                          const StackedEpilogueKernelSpec &spec) {
+  const CorrectionOperand &weights = spec.sparseWeights;
+  const int64_t bs = weights.blockSize, perBlock = weights.k;
+  const int64_t blocks = spec.k / bs;
+  // Slice: whole blocks whose sum rows fit the stage.
+  const int64_t sliceBlocks = slicedBlocks(spec);
+  const int64_t sliceCols = sliceBlocks * bs;
+  const int64_t numSlices = llvm::divideCeil(blocks, sliceBlocks);
+  const int64_t staged = sliceCols * spec.m;
+  // Entries of one row in a slice, and the lane rounds over them.
+  const int64_t sliceEntries = sliceBlocks * perBlock;
+  const int64_t rounds = llvm::divideCeil(sliceEntries, 32);
+  // Rows x M f32 sums per lane: at most 64 registers (M = 32: 2 rows).
+  const int64_t rows =
+      std::clamp<int64_t>(64 / spec.m, 1, kSlicedRowsPerWarp);
+  const int64_t rowsPerCTA = kSlicedWarps * rows;
+  // 16-byte pieces of a staged sum row (M floats) where M allows.
+  const int64_t piece = naturalAlignment(spec.m * 4) / 4;
+
+  KernelLaunch launch;
+  launch.block = {32 * kSlicedWarps, 1, 1};
+  launch.grid = {static_cast<int64_t>(llvm::divideCeil(spec.n, rowsPerCTA)),
+                 1, 1};
+  launch.variant = "stacked_epilogue_warp_sliced";
+  for (const KernelArg &arg : spec.args)
+    launch.argNames.push_back(arg.name);
+  launch.func = createKernelShell(b, loc, module, name, spec.args, launch.block);
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value smem = launch.func.addWorkgroupAttribution(
+      MemRefType::get({staged}, b.getF32Type(), MemRefLayoutAttrInterface(),
+                      workgroup),
+      loc);
+  b.setInsertionPoint(launch.func.getBody().front().getTerminator());
+  SmallVector<Value> args(launch.func.getArguments());
+  const size_t numProducts = spec.productGroups.size();
+  Value summedT = args[numProducts];
+  Value values = args[numProducts + 1], indices = args[numProducts + 2];
+  ArithOps ops(b, loc);
+  auto idx = [&](OpBuilder &ib, Location l, int64_t v) {
+    return indexConst(ib, l, v);
+  };
+
+  Value tid =
+      gpu::ThreadIdOp::create(b, loc, b.getIndexType(), gpu::Dimension::x);
+  Value cta =
+      gpu::BlockIdOp::create(b, loc, b.getIndexType(), gpu::Dimension::x);
+  Value warpInCTA = arith::DivUIOp::create(b, loc, tid, idx(b, loc, 32));
+  Value lane = arith::RemUIOp::create(b, loc, tid, idx(b, loc, 32));
+  Value firstRow = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, cta, idx(b, loc, rowsPerCTA)),
+      arith::MulIOp::create(b, loc, warpInCTA, idx(b, loc, rows)));
+  // The warp's rows, clamped for the loads (masked at the store).
+  SmallVector<Value> rowIds, clampedRows;
+  for (int64_t r = 0; r < rows; ++r) {
+    Value row = arith::AddIOp::create(b, loc, firstRow, idx(b, loc, r));
+    rowIds.push_back(row);
+    clampedRows.push_back(
+        arith::MinUIOp::create(b, loc, row, idx(b, loc, spec.n - 1)));
+  }
+  // Flat views of the [N, blocks, k] entries and the [K, M] sum.
+  auto flatten = [&](Value memref) {
+    auto type = cast<MemRefType>(memref.getType());
+    auto flatType = MemRefType::get({type.getNumElements()},
+                                    type.getElementType());
+    ReassociationIndices all;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      all.push_back(d);
+    return memref::CollapseShapeOp::create(
+               b, loc, flatType, memref, ArrayRef<ReassociationIndices>{all})
+        .getResult();
+  };
+  Value flatValues = flatten(values), flatIndices = flatten(indices);
+  Value flatSum = flatten(summedT);
+
+  // Staged rows of M = 16 floats are 64 bytes: the 16-byte pieces of rows
+  // at random columns would fall on 2 of the 8 bank groups (16-way
+  // conflicts). XOR the piece index with bits 1-2 of the column so that
+  // each piece spreads over all 8 (the same swizzle on store and load).
+  const bool swizzled = spec.m == 16 && piece == 4;
+  auto swizzle = [&](OpBuilder &sb, Location l, Value flat) -> Value {
+    if (!swizzled)
+      return flat;
+    Value col = arith::DivUIOp::create(sb, l, flat, idx(sb, l, 16));
+    Value mask = arith::MulIOp::create(
+        sb, l,
+        arith::AndIOp::create(
+            sb, l, arith::ShRUIOp::create(sb, l, col, idx(sb, l, 1)),
+            idx(sb, l, 3)),
+        idx(sb, l, 4));
+    return arith::XOrIOp::create(sb, l, flat, mask);
+  };
+  SmallVector<Value> init(rows * spec.m, ops.f32(0.0f));
+  auto sliceLoop = scf::ForOp::create(
+      b, loc, idx(b, loc, 0), idx(b, loc, numSlices), idx(b, loc, 1), init,
+      [&](OpBuilder &sb, Location l, Value slice, ValueRange iter) {
+        ArithOps sops(sb, l);
+        Value firstBlock =
+            arith::MulIOp::create(sb, l, slice, idx(sb, l, sliceBlocks));
+        Value firstCol = arith::MulIOp::create(sb, l, firstBlock, idx(sb, l, bs));
+        // The slice's sum rows [firstCol, firstCol + sliceCols) x M: one
+        // contiguous run of the flat sum (clamped at K: the last slice).
+        const int64_t vec = staged % 4 == 0 ? 4 : 1;
+        const int64_t copySteps =
+            llvm::divideCeil(staged / vec, launch.block[0]);
+        Value base = arith::MulIOp::create(sb, l, firstCol, idx(sb, l, spec.m));
+        Value total = idx(sb, l, spec.k * spec.m);
+        gpu::BarrierOp::create(sb, l); // the previous slice is consumed
+        for (int64_t c = 0; c < copySteps; ++c) {
+          Value at = arith::MulIOp::create(
+              sb, l,
+              arith::AddIOp::create(sb, l, tid,
+                                    idx(sb, l, c * launch.block[0])),
+              idx(sb, l, vec));
+          Value src = arith::AddIOp::create(sb, l, base, at);
+          Value ok = arith::AndIOp::create(
+              sb, l,
+              arith::CmpIOp::create(sb, l, arith::CmpIPredicate::ult, at,
+                                    idx(sb, l, staged)),
+              arith::CmpIOp::create(sb, l, arith::CmpIPredicate::ult, src,
+                                    total));
+          emitIf(sb, l, ok, [&](OpBuilder &nb, Location nl) {
+            auto type = VectorType::get({vec}, nb.getF32Type());
+            Value v = vector::LoadOp::create(nb, nl, type, flatSum,
+                                             ValueRange{src},
+                                             /*nontemporal=*/false,
+                                             llvm::MaybeAlign(4 * vec));
+            vector::StoreOp::create(nb, nl, v, smem,
+                                    ValueRange{swizzle(nb, nl, at)},
+                                    /*nontemporal=*/false,
+                                    llvm::MaybeAlign(4 * vec));
+          });
+        }
+        gpu::BarrierOp::create(sb, l);
+
+        SmallVector<Value> acc(iter);
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t round = 0; round < rounds; ++round) {
+            // Entry e of the row's slice: block firstBlock + e / k.
+            Value e = arith::AddIOp::create(sb, l, lane,
+                                            idx(sb, l, round * 32));
+            Value block = arith::AddIOp::create(
+                sb, l, firstBlock,
+                arith::DivUIOp::create(sb, l, e, idx(sb, l, perBlock)));
+            Value inRange = arith::CmpIOp::create(
+                sb, l, arith::CmpIPredicate::ult, block, idx(sb, l, blocks));
+            if ((round + 1) * 32 > sliceEntries)
+              inRange = arith::AndIOp::create(
+                  sb, l, inRange,
+                  arith::CmpIOp::create(sb, l, arith::CmpIPredicate::ult, e,
+                                        idx(sb, l, sliceEntries)));
+            Value flat = arith::AddIOp::create(
+                sb, l,
+                arith::MulIOp::create(sb, l, clampedRows[r],
+                                      idx(sb, l, blocks * perBlock)),
+                arith::AddIOp::create(
+                    sb, l,
+                    arith::MulIOp::create(sb, l, firstBlock,
+                                          idx(sb, l, perBlock)),
+                    e));
+            // Clamped into the row's entries (a masked lane's address).
+            flat = arith::MinUIOp::create(
+                sb, l, flat,
+                idx(sb, l, spec.n * blocks * perBlock - 1));
+            Value w = memref::LoadOp::create(sb, l, flatValues,
+                                             ValueRange{flat});
+            if (!w.getType().isF32())
+              w = arith::ExtFOp::create(sb, l, sb.getF32Type(), w);
+            w = sops.selectf(inRange, w, sops.f32(0.0f));
+            // An index is < the block size by the op's contract; clamped,
+            // a corrupt one stays inside the stage.
+            Value index = arith::MinUIOp::create(
+                sb, l,
+                arith::IndexCastUIOp::create(
+                    sb, l, sb.getIndexType(),
+                    memref::LoadOp::create(sb, l, flatIndices,
+                                           ValueRange{flat})),
+                idx(sb, l, bs - 1));
+            Value local = arith::AddIOp::create(
+                sb, l,
+                arith::MulIOp::create(
+                    sb, l,
+                    arith::MinUIOp::create(
+                        sb, l,
+                        arith::DivUIOp::create(sb, l, e,
+                                               idx(sb, l, perBlock)),
+                        idx(sb, l, sliceBlocks - 1)),
+                    idx(sb, l, bs)),
+                index);
+            Value at = arith::MulIOp::create(sb, l, local, idx(sb, l, spec.m));
+            for (int64_t m0 = 0; m0 < spec.m; m0 += piece) {
+              auto type = VectorType::get({piece}, sb.getF32Type());
+              Value v = vector::LoadOp::create(
+                  sb, l, type, smem,
+                  ValueRange{swizzle(
+                      sb, l,
+                      arith::AddIOp::create(sb, l, at, idx(sb, l, m0)))},
+                  /*nontemporal=*/false, llvm::MaybeAlign(4 * piece));
+              for (int64_t i = 0; i < piece; ++i) {
+                Value x = vector::ExtractOp::create(sb, l, v, i);
+                Value &target = acc[r * spec.m + m0 + i];
+                target = sops.addf(target, sops.mulf(x, w));
+              }
+            }
+          }
+        scf::YieldOp::create(sb, l, acc);
+      });
+
+  SmallVector<Value> sums(sliceLoop.getResults());
+  Value lane32 = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), lane);
+  Value m = arith::MinUIOp::create(b, loc, lane, idx(b, loc, spec.m - 1));
+  for (int64_t r = 0; r < rows; ++r) {
+    Value mine;
+    for (int64_t mi = 0; mi < spec.m; ++mi) {
+      Value sum = sums[r * spec.m + mi];
+      for (int64_t offset = 1; offset < 32; offset *= 2)
+        sum = ops.addf(sum, shuffleXor(b, loc, sum, offset));
+      mine = mi == 0 ? sum
+                     : ops.selectf(ops.cmpi(numerics::IPred::EQ, lane32,
+                                            ops.i32(static_cast<int32_t>(mi))),
+                                   sum, mine);
+    }
+    Value store = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lane,
+                              idx(b, loc, spec.m)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, rowIds[r],
+                              idx(b, loc, spec.n)));
+    Value n = clampedRows[r];
+    emitIf(b, loc, store, [&](OpBuilder &nb, Location nl) {
+      EpilogueSum{spec, ValueRange(args).take_front(spec.args.size())}
+          .store(nb, nl, m, n, mine);
+    });
+  }
+  return launch;
+}
+
 /// The slot form (sparse weights, the activation sum too large to stage):
 /// warp n owns weight row n, its lanes split into rowLanes rows by
 /// 32 / rowLanes block slots.
@@ -440,6 +721,9 @@ FailureOr<KernelPlan> mlir::fp4::buildStackedEpilogueKernel(
     if (spec.k * spec.m * 4 <= kMaxStagedBytes)
       return KernelPlan{
           {buildWarpPerRowStaged(builder, loc, module, name, spec)}, {}};
+    if (slicedFormFits(spec))
+      return KernelPlan{
+          {buildWarpPerRowSliced(builder, loc, module, name, spec)}, {}};
     return KernelPlan{
         {buildWarpPerRowSlots(builder, loc, module, name, spec)}, {}};
   }
