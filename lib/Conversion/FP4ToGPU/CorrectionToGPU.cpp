@@ -40,12 +40,48 @@ bool isStaticRank(Type type, int64_t rank) {
          shaped.getNumElements() > 0;
 }
 
+/// The prefill W4A16 product of `rows` stacked activation rows with the
+/// chain's quantized weight and its outliers written into the weight tile
+/// (MatmulKernelSpec::WeightEntries); f32 result, arguments not yet added.
+static MatmulKernelSpec prefillEntriesSpec(const FusedCorrectionChain &chain,
+                                           int64_t rows) {
+  MatmulKernelSpec spec;
+  MLIRContext *ctx = chain.weight.getContext();
+  spec.m = rows;
+  spec.n = chain.n;
+  spec.k = chain.k;
+  spec.lhsElementType = BFloat16Type::get(ctx);
+  spec.rhs = cast<QuantizedTensorType>(chain.weight.getType());
+  spec.resultElementType = Float32Type::get(ctx);
+  spec.weightEntries = MatmulKernelSpec::WeightEntries{
+      chain.weightBlockSize,
+      cast<RankedTensorType>(chain.weightValues.getType()).getShape().back()};
+  return spec;
+}
+
 /// Shared by the patterns: the hooks, the decline path and the launch.
 template <typename OpTy>
 struct CorrectionPattern : public OpRewritePattern<OpTy> {
   CorrectionPattern(MLIRContext *ctx, const FP4GPULaunchHooks &hooks,
                     std::shared_ptr<LoweredSplits> splits)
       : OpRewritePattern<OpTy>(ctx), hooks(hooks), splits(std::move(splits)) {}
+
+  /// The chain analysis' view of this conversion (FusedCorrectionChain.h).
+  ChainAnalysisContext chainContext() const {
+    return ChainAnalysisContext{
+        getDecodeMaxM(hooks.target, hooks.options), *splits,
+        [this](const FusedCorrectionChain &chain, std::string &reason) {
+          MatmulKernelSpec spec =
+              prefillEntriesSpec(chain, static_cast<int64_t>(
+                                            chain.groups.size() * chain.m));
+          return checkPrefillMatmulKernel(
+              spec, hooks.target,
+              selectGPUConfigForFamily(this->getContext(),
+                                       GPUKernelFamily::Prefill,
+                                       hooks.options),
+              reason);
+        }};
+  }
 
   LogicalResult decline(OpTy op, PatternRewriter &rewriter,
                         const Twine &reason) const {
@@ -123,9 +159,7 @@ struct BlockTopKToGPU : public CorrectionPattern<OpTy> {
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     // Computed by its chain's activation prep, at the chain's end.
-    if (isFusedIntoActivationPrep(
-            op, getDecodeMaxM(this->hooks.target, this->hooks.options),
-            *this->splits))
+    if (isFusedIntoActivationPrep(op, this->chainContext()))
       return rewriter.notifyMatchFailure(op,
                                          "fused into the activation prep");
     auto type = cast<RankedTensorType>(op.getInput().getType());
@@ -210,8 +244,7 @@ struct RotateToGPU : public CorrectionPattern<RotateOp> {
     if (op->hasOneUse() && isa<QuantizeOp>(*op->getUsers().begin()) &&
         op.getStride() == 1 && op.getAxis() == 1 && isStaticRank(type, 2))
       return rewriter.notifyMatchFailure(op, "fused into its fp4.quantize");
-    if (isFusedIntoActivationPrep(
-            op, getDecodeMaxM(hooks.target, hooks.options), *splits))
+    if (isFusedIntoActivationPrep(op, chainContext()))
       return rewriter.notifyMatchFailure(op, "fused into the activation prep");
     if (!isStaticRank(type, 2) || op.getAxis() != 1)
       return decline(op, rewriter,
@@ -332,17 +365,19 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     std::string unfused;
     bool slowPrefillOutliers = false;
     CorrectionMatmulOp end = findCorrectionChainEnd(op);
-    FailureOr<FusedCorrectionChain> chain = analyzeCorrectionChain(
-        end, getDecodeMaxM(hooks.target, hooks.options), *splits, unfused,
-        &slowPrefillOutliers);
+    FailureOr<FusedCorrectionChain> chain =
+        analyzeCorrectionChain(end, chainContext(), unfused,
+                               &slowPrefillOutliers);
     if (succeeded(chain)) {
       if (end != op)
         return rewriter.notifyMatchFailure(op, "fused into the chain's end");
       return lowerFusedChain(*chain, op, rewriter);
     }
-    // Still on the GPU, but term by term: say why once, at the chain's end
-    // (the walk reaches it last).
-    if (slowPrefillOutliers && end == op && hooks.remarks)
+    // Still on the GPU, but term by term: say why once, at the chain's
+    // first correction product (the walk reaches it first; once it is
+    // lowered, the later links no longer see the chain).
+    bool firstLink = !op.getAcc() || !op.getAcc().getDefiningOp<CorrectionMatmulOp>();
+    if (slowPrefillOutliers && firstLink && hooks.remarks)
       op->emitRemark() << "the recipe's correction terms run one by one: "
                        << unfused;
     RankedTensorType resultType = op.getResult().getType();
@@ -531,12 +566,8 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
       spec.epilogue = epilogue;
       SmallVector<std::pair<std::string, RankedTensorType>> outputs;
       addOutput(spec.args, outputs, "result", chain.resultType);
-      FailureOr<SmallVector<Value>> fused = launch(
-          end, rewriter, "fp4_matmul", spec.args, inputs, outputs,
-          [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
-            return buildDecodeMatmulKernel(rewriter, loc, module, name, spec,
-                                           hooks.target, decodeConfig, reason);
-          });
+      FailureOr<SmallVector<Value>> fused =
+          launchDecode(end, spec, inputs, outputs, decodeConfig, rewriter);
       if (failed(fused))
         return failure();
       return finishFusedChain(chain, end, fused->front(), prep, rewriter);
@@ -577,12 +608,8 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
       SmallVector<std::pair<std::string, RankedTensorType>> result;
       addOutput(spec.args, result, "product" + std::to_string(p),
                 productType);
-      FailureOr<SmallVector<Value>> product = launch(
-          end, rewriter, "fp4_matmul", spec.args, matmulInputs, result,
-          [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
-            return buildDecodeMatmulKernel(rewriter, loc, module, name, spec,
-                                           hooks.target, decodeConfig, reason);
-          });
+      FailureOr<SmallVector<Value>> product = launchDecode(
+          end, spec, matmulInputs, result, decodeConfig, rewriter);
       if (failed(product))
         return failure();
       products.push_back(product->front());
@@ -640,6 +667,21 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     return finishFusedChain(chain, end, result, prep, rewriter);
   }
 
+  /// A decode-family kernel of `spec` on `inputs`, writing `outputs`.
+  FailureOr<SmallVector<Value>> launchDecode(
+      CorrectionMatmulOp end, const MatmulKernelSpec &spec,
+      ArrayRef<Value> inputs,
+      ArrayRef<std::pair<std::string, RankedTensorType>> outputs,
+      GPUConfigAttr config, PatternRewriter &rewriter) const {
+    Location loc = end.getLoc();
+    return launch(
+        end, rewriter, "fp4_matmul", spec.args, inputs, outputs,
+        [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
+          return buildDecodeMatmulKernel(rewriter, loc, module, name, spec,
+                                         hooks.target, config, reason);
+        });
+  }
+
   /// The prefill W4A16 product of stacked rows `rows` with the quantized
   /// weight plus its outliers (MatmulKernelSpec::WeightEntries).
   FailureOr<Value> launchPrefillWithEntries(const FusedCorrectionChain &chain,
@@ -648,16 +690,7 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
                                             size_t p,
                                             PatternRewriter &rewriter) const {
     Location loc = end.getLoc();
-    MatmulKernelSpec spec;
-    spec.m = productType.getDimSize(0);
-    spec.n = chain.n;
-    spec.k = chain.k;
-    spec.lhsElementType = rewriter.getBF16Type();
-    spec.rhs = cast<QuantizedTensorType>(chain.weight.getType());
-    spec.resultElementType = rewriter.getF32Type();
-    spec.weightEntries = MatmulKernelSpec::WeightEntries{
-        chain.weightBlockSize,
-        cast<RankedTensorType>(chain.weightValues.getType()).getShape().back()};
+    MatmulKernelSpec spec = prefillEntriesSpec(chain, productType.getDimSize(0));
     SmallVector<Value> inputs = input(
         rewriter, loc, rows, "stacked" + std::to_string(p), spec.args);
     llvm::append_range(inputs,

@@ -300,6 +300,8 @@ private:
   // Epilogue.
   Value finalScale();
   void storeResult(Value value, Value sumIndex, Value sumLane);
+  /// The (weight row, activation row) of sum `sumIndex` of lane `sumLane`.
+  std::pair<Value, Value> sumPosition(Value sumIndex, Value sumLane);
   // Fused epilogue: the outlier sums into the C sums, a lane's finished sum
   // into the CTA's [M][rows] stage, and the pass over the stage.
   void addOutlierSums(MutableArrayRef<Value> sums, ArrayRef<Value> out);
@@ -840,16 +842,22 @@ Value DecodeKernelEmitter::finalScale() {
   return scale;
 }
 
-void DecodeKernelEmitter::storeResult(Value value, Value sumIndex,
-                                      Value sumLane) {
-  // sumIndex = (rowTile * nTiles + nTile) * 4 + e of the lane `sumLane`:
-  // c0, c1 = (row g, columns 2tig, 2tig+1), c2, c3 = row g + 8.
+std::pair<Value, Value> DecodeKernelEmitter::sumPosition(Value sumIndex,
+                                                        Value sumLane) {
   Value e = rem(sumIndex, 4);
   Value nt = rem(div(sumIndex, 4), cfg.nTiles);
   Value rt = div(sumIndex, 4 * cfg.nTiles);
   Value laneG = div(sumLane, 4), laneTig = rem(sumLane, 4);
   Value row = add(add(rowBase, mul(rt, 16)), add(laneG, mul(div(e, 2), 8)));
   Value column = add(mul(nt, 8), add(mul(laneTig, 2), rem(e, 2)));
+  return {row, column};
+}
+
+void DecodeKernelEmitter::storeResult(Value value, Value sumIndex,
+                                      Value sumLane) {
+  // sumIndex = (rowTile * nTiles + nTile) * 4 + e of the lane `sumLane`:
+  // c0, c1 = (row g, columns 2tig, 2tig+1), c2, c3 = row g + 8.
+  auto [row, column] = sumPosition(sumIndex, sumLane);
   Value inBounds = arith::AndIOp::create(b, loc, ult(row, idx(cfg.n)),
                                          ult(column, idx(cfg.m)));
   auto ifOp = scf::IfOp::create(b, loc, inBounds, /*withElseRegion=*/false);
@@ -1102,12 +1110,7 @@ void DecodeKernelEmitter::addOutlierSums(MutableArrayRef<Value> sums,
 void DecodeKernelEmitter::stageSum(Value stage, Value value, Value sumIndex,
                                    Value sumLane) {
   // As storeResult, into stage[column][row - CTA's first row].
-  Value e = rem(sumIndex, 4);
-  Value nt = rem(div(sumIndex, 4), cfg.nTiles);
-  Value rt = div(sumIndex, 4 * cfg.nTiles);
-  Value laneG = div(sumLane, 4), laneTig = rem(sumLane, 4);
-  Value row = add(add(rowBase, mul(rt, 16)), add(laneG, mul(div(e, 2), 8)));
-  Value column = add(mul(nt, 8), add(mul(laneTig, 2), rem(e, 2)));
+  auto [row, column] = sumPosition(sumIndex, sumLane);
   Value local = arith::SubIOp::create(b, loc, row,
                                       mul(rowCTA, cfg.rowsPerCTA()));
   Value inBounds = arith::AndIOp::create(b, loc, ult(row, idx(cfg.n)),

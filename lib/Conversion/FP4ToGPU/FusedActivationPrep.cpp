@@ -187,8 +187,8 @@ mlir::fp4::analyzeActivationPrep(const FusedCorrectionChain &chain,
   return prep;
 }
 
-bool mlir::fp4::isFusedIntoActivationPrep(Operation *op, int64_t decodeMaxM,
-                                          const LoweredSplits &splits) {
+bool mlir::fp4::isFusedIntoActivationPrep(Operation *op,
+                                          const ChainAnalysisContext &ctx) {
   // The quantized activations the op leads to.
   SmallVector<QuantizeOp> quantizers;
   auto quantizersOf = [&](Value v) {
@@ -217,7 +217,7 @@ bool mlir::fp4::isFusedIntoActivationPrep(Operation *op, int64_t decodeMaxM,
         continue;
       std::string reason;
       FailureOr<FusedCorrectionChain> chain = analyzeCorrectionChain(
-          findCorrectionChainEnd(product), decodeMaxM, splits, reason);
+          findCorrectionChainEnd(product), ctx, reason);
       if (failed(chain))
         continue;
       FailureOr<FusedActivationPrep> prep =

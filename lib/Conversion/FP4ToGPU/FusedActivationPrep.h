@@ -43,8 +43,7 @@ analyzeActivationPrep(const FusedCorrectionChain &chain, std::string &reason);
 /// Whether `op` (an fp4.rotate, fp4.split_outliers or fp4.residual) is
 /// computed by the activation prep of a fused chain, so that its pattern
 /// leaves it to the chain's end.
-bool isFusedIntoActivationPrep(Operation *op, int64_t decodeMaxM,
-                               const LoweredSplits &splits);
+bool isFusedIntoActivationPrep(Operation *op, const ChainAnalysisContext &ctx);
 
 } // namespace mlir::fp4
 

@@ -77,10 +77,10 @@ bool shapeIs(Type type, int64_t rows, int64_t cols) {
 
 FailureOr<FusedCorrectionChain>
 mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
-                                  int64_t decodeMaxM,
-                                  const LoweredSplits &splits,
+                                  const ChainAnalysisContext &ctx,
                                   std::string &reason,
                                   bool *slowPrefillOutliers) {
+  const LoweredSplits &splits = ctx.splits;
   FusedCorrectionChain chain;
   SmallVector<std::pair<Side, Side>> terms;
   SmallVector<Operation *> reversed;
@@ -238,7 +238,7 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
     }
     chain.groups.push_back(group);
   }
-  chain.decode = chain.m <= decodeMaxM;
+  chain.decode = chain.m <= ctx.decodeMaxM;
   if (chain.weightValues)
     chain.weightEntriesDisjoint = weightRestIsZeroAtEntries(
         chain.weight, chain.weightValues, chain.weightIndices,
@@ -265,6 +265,13 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
         chain.k % 32 != 0) {
       reason = "weight outliers at prefill sizes need blocks of 16 or a "
                "multiple of 32 and K a multiple of 32: they run term by term";
+      return failure();
+    }
+    std::string why;
+    if (!ctx.prefillTakesWeightEntries ||
+        failed(ctx.prefillTakesWeightEntries(chain, why))) {
+      reason = "the prefill kernel does not take the weight outliers (" +
+               why + "): they run term by term";
       return failure();
     }
     if (slowPrefillOutliers)

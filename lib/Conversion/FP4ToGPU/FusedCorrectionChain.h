@@ -19,6 +19,8 @@
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <functional>
+
 #include <string>
 
 namespace mlir::fp4 {
@@ -77,13 +79,25 @@ bool weightRestIsZeroAtEntries(Value weight, Value values, Value indices,
 /// edges forward).
 CorrectionMatmulOp findCorrectionChainEnd(CorrectionMatmulOp op);
 
+/// What the chain analysis needs from the conversion: the decode/prefill
+/// boundary, the splits lowered so far, and whether the prefill kernel
+/// takes a chain's weight outliers under the selected configuration. Every
+/// pattern that asks whether a chain fuses asks with the same context, and
+/// before it changes any IR, so a chain never lowers half fused.
+struct ChainAnalysisContext {
+  int64_t decodeMaxM = 0;
+  const LoweredSplits &splits;
+  std::function<LogicalResult(const FusedCorrectionChain &, std::string &)>
+      prefillTakesWeightEntries;
+};
+
 /// The fusable chain ending at `last`, or failure with `reason`. When the
 /// chain fails only because its weight outliers at prefill sizes cannot be
 /// written into the weight tile (the terms then run one by one, much
 /// slower), `*slowPrefillOutliers` is set so that the caller can say so.
 FailureOr<FusedCorrectionChain>
-analyzeCorrectionChain(CorrectionMatmulOp last, int64_t decodeMaxM,
-                       const LoweredSplits &splits, std::string &reason,
+analyzeCorrectionChain(CorrectionMatmulOp last, const ChainAnalysisContext &ctx,
+                       std::string &reason,
                        bool *slowPrefillOutliers = nullptr);
 
 } // namespace mlir::fp4

@@ -1268,12 +1268,19 @@ planPrefill(const MatmulKernelSpec &spec, const GPUTarget &target,
   return p;
 }
 
-FailureOr<KernelPlan> mlir::fp4::buildPrefillMatmulKernel(
-    OpBuilder &builder, Location loc, gpu::GPUModuleOp module, StringRef name,
-    const MatmulKernelSpec &spec, const GPUTarget &target, GPUConfigAttr config,
-    std::string &reason) {
+/// The operands' dequantizers and the plan of `spec`, or failure with
+/// `reason`.
+struct PrefillSetup {
+  std::optional<BF16FragmentDequant> lhsDequant, rhsDequant;
+  PrefillPlan plan;
+};
+static FailureOr<PrefillSetup> setUpPrefill(const MatmulKernelSpec &spec,
+                                            const GPUTarget &target,
+                                            GPUConfigAttr config,
+                                            std::string &reason) {
   // Operands: bf16 or an exact-in-bf16 scheme; results f32/bf16/f16.
-  std::optional<BF16FragmentDequant> lhsDequant;
+  PrefillSetup setup;
+  std::optional<BF16FragmentDequant> &lhsDequant = setup.lhsDequant;
   if (spec.lhsQuantized) {
     std::string why;
     lhsDequant = BF16FragmentDequant::get(spec.lhsQuantized, why);
@@ -1301,6 +1308,28 @@ FailureOr<KernelPlan> mlir::fp4::buildPrefillMatmulKernel(
       planPrefill(spec, target, config, lhsDequant, *rhsDequant, reason);
   if (failed(plan))
     return failure();
+  setup.rhsDequant = rhsDequant;
+  setup.plan = *plan;
+  return setup;
+}
+
+LogicalResult mlir::fp4::checkPrefillMatmulKernel(const MatmulKernelSpec &spec,
+                                                  const GPUTarget &target,
+                                                  GPUConfigAttr config,
+                                                  std::string &reason) {
+  return success(succeeded(setUpPrefill(spec, target, config, reason)));
+}
+
+FailureOr<KernelPlan> mlir::fp4::buildPrefillMatmulKernel(
+    OpBuilder &builder, Location loc, gpu::GPUModuleOp module, StringRef name,
+    const MatmulKernelSpec &spec, const GPUTarget &target, GPUConfigAttr config,
+    std::string &reason) {
+  FailureOr<PrefillSetup> setup = setUpPrefill(spec, target, config, reason);
+  if (failed(setup))
+    return failure();
+  std::optional<PrefillPlan> plan = setup->plan;
+  const std::optional<BF16FragmentDequant> &lhsDequant = setup->lhsDequant;
+  const std::optional<BF16FragmentDequant> &rhsDequant = setup->rhsDequant;
   // lhs components, rhs components, [entry values (bf16: they go into the
   // bf16 tile as they are) and indices], result.
   size_t numOperands = (spec.lhsQuantized

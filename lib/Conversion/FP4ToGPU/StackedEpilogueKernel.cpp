@@ -133,6 +133,44 @@ static SmallVector<Value> loadEntries(OpBuilder &b, Location loc, Value memref,
   return out;
 }
 
+/// The kernel shell of the staged and sliced forms: `warps` warps per CTA
+/// covering `rowsPerCTA` weight rows each, a shared f32 stage of
+/// `stagedFloats`, the builder inside the body, and the arguments.
+struct StagedShell {
+  KernelLaunch launch;
+  Value smem, summedT, values, indices;
+  /// The kernel's arguments (the stage's attribution comes after them).
+  SmallVector<Value> args;
+
+  StagedShell(OpBuilder &b, Location loc, gpu::GPUModuleOp module,
+              StringRef name, const StackedEpilogueKernelSpec &spec,
+              int64_t warps, int64_t rowsPerCTA, int64_t stagedFloats,
+              StringRef variant) {
+    launch.block = {32 * warps, 1, 1};
+    launch.grid = {static_cast<int64_t>(llvm::divideCeil(spec.n, rowsPerCTA)),
+                   1, 1};
+    launch.variant = variant.str();
+    for (const KernelArg &arg : spec.args)
+      launch.argNames.push_back(arg.name);
+    launch.func =
+        createKernelShell(b, loc, module, name, spec.args, launch.block);
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    smem = launch.func.addWorkgroupAttribution(
+        MemRefType::get({stagedFloats}, b.getF32Type(),
+                        MemRefLayoutAttrInterface(), workgroup),
+        loc);
+    b.setInsertionPoint(launch.func.getBody().front().getTerminator());
+    // Copies: the attribution appended a block argument.
+    args.assign(launch.func.getArguments().begin(),
+                launch.func.getArguments().end());
+    const size_t numProducts = spec.productGroups.size();
+    summedT = args[numProducts];
+    values = args[numProducts + 1];
+    indices = args[numProducts + 2];
+  }
+};
+
 /// The staged form (sparse weights, K * M f32 of activation sum fit the
 /// CTA's shared memory): the CTA first copies the transposed activation
 /// sum [K, M] into shared memory, then each warp takes kRowsPerWarp weight
@@ -159,26 +197,12 @@ static KernelLaunch buildWarpPerRowStaged(OpBuilder &b, Location loc,
   const bool masked = iterations * perIteration != blocks;
   const int64_t rowsPerCTA = kStagedWarps * kRowsPerWarp;
   const int64_t staged = spec.k * spec.m;
-  KernelLaunch launch;
-  launch.block = {32 * kStagedWarps, 1, 1};
-  launch.grid = {static_cast<int64_t>(llvm::divideCeil(spec.n, rowsPerCTA)),
-                 1, 1};
-  launch.variant = "stacked_epilogue_warp_staged";
-  for (const KernelArg &arg : spec.args)
-    launch.argNames.push_back(arg.name);
-  launch.func = createKernelShell(b, loc, module, name, spec.args, launch.block);
-  auto workgroup =
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  Value smem = launch.func.addWorkgroupAttribution(
-      MemRefType::get({staged}, b.getF32Type(), MemRefLayoutAttrInterface(),
-                      workgroup),
-      loc);
-  b.setInsertionPoint(launch.func.getBody().front().getTerminator());
-  // Copies: the attribution appended a block argument.
-  SmallVector<Value> args(launch.func.getArguments());
-  const size_t numProducts = spec.productGroups.size();
-  Value summedT = args[numProducts];
-  Value values = args[numProducts + 1], indices = args[numProducts + 2];
+  StagedShell shell(b, loc, module, name, spec, kStagedWarps, rowsPerCTA,
+                    staged, "stacked_epilogue_warp_staged");
+  KernelLaunch &launch = shell.launch;
+  Value smem = shell.smem, summedT = shell.summedT, values = shell.values,
+        indices = shell.indices;
+  SmallVector<Value> &args = shell.args;
   ArithOps ops(b, loc);
 
   Value tid =
@@ -381,25 +405,12 @@ static KernelLaunch buildWarpPerRowSliced(OpBuilder &b, Location loc,
   // 16-byte pieces of a staged sum row (M floats) where M allows.
   const int64_t piece = naturalAlignment(spec.m * 4) / 4;
 
-  KernelLaunch launch;
-  launch.block = {32 * kSlicedWarps, 1, 1};
-  launch.grid = {static_cast<int64_t>(llvm::divideCeil(spec.n, rowsPerCTA)),
-                 1, 1};
-  launch.variant = "stacked_epilogue_warp_sliced";
-  for (const KernelArg &arg : spec.args)
-    launch.argNames.push_back(arg.name);
-  launch.func = createKernelShell(b, loc, module, name, spec.args, launch.block);
-  auto workgroup =
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  Value smem = launch.func.addWorkgroupAttribution(
-      MemRefType::get({staged}, b.getF32Type(), MemRefLayoutAttrInterface(),
-                      workgroup),
-      loc);
-  b.setInsertionPoint(launch.func.getBody().front().getTerminator());
-  SmallVector<Value> args(launch.func.getArguments());
-  const size_t numProducts = spec.productGroups.size();
-  Value summedT = args[numProducts];
-  Value values = args[numProducts + 1], indices = args[numProducts + 2];
+  StagedShell shell(b, loc, module, name, spec, kSlicedWarps, rowsPerCTA,
+                    staged, "stacked_epilogue_warp_sliced");
+  KernelLaunch &launch = shell.launch;
+  Value smem = shell.smem, summedT = shell.summedT, values = shell.values,
+        indices = shell.indices;
+  SmallVector<Value> &args = shell.args;
   ArithOps ops(b, loc);
   auto idx = [&](OpBuilder &ib, Location l, int64_t v) {
     return indexConst(ib, l, v);

@@ -163,6 +163,13 @@ buildPrefillMatmulKernel(OpBuilder &builder, Location loc,
                          gpu::GPUModuleOp module, StringRef name,
                          const MatmulKernelSpec &spec, const GPUTarget &target,
                          GPUConfigAttr config, std::string &reason);
+/// Whether buildPrefillMatmulKernel takes `spec` (its arguments aside)
+/// under `config`, without building anything: for plans that must decide
+/// before they change the IR.
+LogicalResult checkPrefillMatmulKernel(const MatmulKernelSpec &spec,
+                                       const GPUTarget &target,
+                                       GPUConfigAttr config,
+                                       std::string &reason);
 
 /// Simple one-thread-per-output matmul for every shape and scheme the fast
 /// families decline (ReferenceMatmulKernel.cpp).
