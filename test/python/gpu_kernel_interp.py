@@ -203,8 +203,11 @@ _MANIFEST_DTYPE = {"bf16": "bfloat16", "f16": "float16", "f32": "float32",
 def parse_manifest(text):
     """The launches of the module's #fp4.gpu_manifest (the launch plans of
     convert-fp4-to-gpu): [{name, op, variant, grid, grid_dims, block,
-    shared_bytes, args: [(name, dtype, shape, scratch)]}] in launch order,
-    dtype as kernels.json names it. grid is the CTA count of a 1-D grid (an
+    shared_bytes, args: [(name, dtype, shape, scratch)]}] in the order the
+    conversion created the kernels, which is not always the host's launch
+    order (an fp4.quantize converted after a correction chain's kernels is
+    listed after them but runs before): a test that replays several
+    launches must order them itself. dtype as kernels.json names it. grid is the CTA count of a 1-D grid (an
     int) and (x, y, z) otherwise (the prefill matmul's); grid_dims is
     always (x, y, z). run_kernel and Launch take either."""
     m = re.search(r'fp4\.gpu_manifest = #fp4\.gpu_manifest<chip = "\w+", '
