@@ -376,7 +376,8 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     // Still on the GPU, but term by term: say why once, at the chain's
     // first correction product (the walk reaches it first; once it is
     // lowered, the later links no longer see the chain).
-    bool firstLink = !op.getAcc() || !op.getAcc().getDefiningOp<CorrectionMatmulOp>();
+    bool firstLink =
+        !op.getAcc() || !op.getAcc().getDefiningOp<CorrectionMatmulOp>();
     if (slowPrefillOutliers && firstLink && hooks.remarks)
       op->emitRemark() << "the recipe's correction terms run one by one: "
                        << unfused;
@@ -543,8 +544,8 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
       epilogue.rowGroups = numGroups;
       SmallVector<Value> inputs =
           input(rewriter, loc, stacked->front(), "stacked0", spec.args);
-      llvm::append_range(inputs,
-                         input(rewriter, loc, chain.weight, "weight", spec.args));
+      llvm::append_range(
+          inputs, input(rewriter, loc, chain.weight, "weight", spec.args));
       if (chain.weightValues) {
         auto valuesType = cast<RankedTensorType>(chain.weightValues.getType());
         epilogue.outlierBlockSize = chain.weightBlockSize;
@@ -690,7 +691,8 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
                                             size_t p,
                                             PatternRewriter &rewriter) const {
     Location loc = end.getLoc();
-    MatmulKernelSpec spec = prefillEntriesSpec(chain, productType.getDimSize(0));
+    MatmulKernelSpec spec =
+        prefillEntriesSpec(chain, productType.getDimSize(0));
     SmallVector<Value> inputs = input(
         rewriter, loc, rows, "stacked" + std::to_string(p), spec.args);
     llvm::append_range(inputs,

@@ -383,10 +383,9 @@ static bool slicedFormFits(const StackedEpilogueKernelSpec &spec) {
   return slicedBlocks(spec) * spec.sparseWeights.k >= 64;
 }
 
-static KernelLaunch buildWarpPerRowSliced(OpBuilder &b, Location loc,
-                                          gpu::GPUModuleOp module,
-                                          StringRef name,
-                                          const StackedEpilogueKernelSpec &spec) {
+static KernelLaunch
+buildWarpPerRowSliced(OpBuilder &b, Location loc, gpu::GPUModuleOp module,
+                      StringRef name, const StackedEpilogueKernelSpec &spec) {
   const CorrectionOperand &weights = spec.sparseWeights;
   const int64_t bs = weights.blockSize, perBlock = weights.k;
   const int64_t blocks = spec.k / bs;
@@ -472,7 +471,8 @@ static KernelLaunch buildWarpPerRowSliced(OpBuilder &b, Location loc,
         ArithOps sops(sb, l);
         Value firstBlock =
             arith::MulIOp::create(sb, l, slice, idx(sb, l, sliceBlocks));
-        Value firstCol = arith::MulIOp::create(sb, l, firstBlock, idx(sb, l, bs));
+        Value firstCol =
+            arith::MulIOp::create(sb, l, firstBlock, idx(sb, l, bs));
         // The slice's sum rows [firstCol, firstCol + sliceCols) x M: one
         // contiguous run of the flat sum (clamped at K: the last slice).
         const int64_t vec = staged % 4 == 0 ? 4 : 1;
