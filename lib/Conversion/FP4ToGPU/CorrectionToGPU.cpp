@@ -363,11 +363,11 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     // A recipe's chain of terms lowers as one plan (FusedCorrectionChain.h)
     // at its last product; the earlier links wait for it, without remark.
     std::string unfused;
-    bool slowPrefillOutliers = false;
+    bool prefillWeightPartUnfused = false;
     CorrectionMatmulOp end = findCorrectionChainEnd(op);
     FailureOr<FusedCorrectionChain> chain =
         analyzeCorrectionChain(end, chainContext(), unfused,
-                               &slowPrefillOutliers);
+                               &prefillWeightPartUnfused);
     if (succeeded(chain)) {
       if (end != op)
         return rewriter.notifyMatchFailure(op, "fused into the chain's end");
@@ -378,9 +378,8 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     // lowered, the later links no longer see the chain).
     bool firstLink =
         !op.getAcc() || !op.getAcc().getDefiningOp<CorrectionMatmulOp>();
-    if (slowPrefillOutliers && firstLink && hooks.remarks)
-      op->emitRemark() << "the recipe's correction terms run one by one: "
-                       << unfused;
+    if (prefillWeightPartUnfused && firstLink && hooks.remarks)
+      op->emitRemark() << unfused;
     RankedTensorType resultType = op.getResult().getType();
     for (Value v : op->getOperands())
       if (!cast<ShapedType>(v.getType()).hasStaticShape())
@@ -523,9 +522,11 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
                          chain.outerAcc ||
                          !chain.resultType.getElementType().isF32();
     // Weight outliers join the decode kernel when their activation sum fits
-    // in its shared memory (K * M f32 <= 32 KB); larger sums are gathered
-    // faster by the epilogue kernel's slot form (full recipe, 16 x 14336 x
-    // 4096: 95.2 us there against 101.9 us in the decode kernel).
+    // in its shared memory (K * M f32 <= 32 KB); larger sums go to the
+    // epilogue kernel (its slot or sliced form), which gathered them faster
+    // than the decode kernel reading the sum from L1 (full recipe, 16 x
+    // 14336 x 4096: 95.2 against 101.9 us, measured during development on
+    // 2026-12-03; that log was not kept).
     bool outliersFit =
         !chain.weightValues ||
         ((chain.weightBlockSize == 16 || chain.weightBlockSize % 32 == 0) &&
@@ -567,8 +568,8 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
       spec.epilogue = epilogue;
       SmallVector<std::pair<std::string, RankedTensorType>> outputs;
       addOutput(spec.args, outputs, "result", chain.resultType);
-      FailureOr<SmallVector<Value>> fused =
-          launchDecode(end, spec, inputs, outputs, decodeConfig, rewriter);
+      FailureOr<SmallVector<Value>> fused = launchMatmul(
+          end, spec, inputs, outputs, GPUKernelFamily::Decode, rewriter);
       if (failed(fused))
         return failure();
       return finishFusedChain(chain, end, fused->front(), prep, rewriter);
@@ -609,8 +610,8 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
       SmallVector<std::pair<std::string, RankedTensorType>> result;
       addOutput(spec.args, result, "product" + std::to_string(p),
                 productType);
-      FailureOr<SmallVector<Value>> product = launchDecode(
-          end, spec, matmulInputs, result, decodeConfig, rewriter);
+      FailureOr<SmallVector<Value>> product = launchMatmul(
+          end, spec, matmulInputs, result, GPUKernelFamily::Decode, rewriter);
       if (failed(product))
         return failure();
       products.push_back(product->front());
@@ -668,18 +669,26 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     return finishFusedChain(chain, end, result, prep, rewriter);
   }
 
-  /// A decode-family kernel of `spec` on `inputs`, writing `outputs`.
-  FailureOr<SmallVector<Value>> launchDecode(
+  /// A decode- or prefill-family kernel of `spec` (under the family's
+  /// selected config) on `inputs`, writing `outputs`.
+  FailureOr<SmallVector<Value>> launchMatmul(
       CorrectionMatmulOp end, const MatmulKernelSpec &spec,
       ArrayRef<Value> inputs,
       ArrayRef<std::pair<std::string, RankedTensorType>> outputs,
-      GPUConfigAttr config, PatternRewriter &rewriter) const {
+      GPUKernelFamily family, PatternRewriter &rewriter) const {
     Location loc = end.getLoc();
+    GPUConfigAttr config =
+        selectGPUConfigForFamily(rewriter.getContext(), family, hooks.options);
     return launch(
         end, rewriter, "fp4_matmul", spec.args, inputs, outputs,
         [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
-          return buildDecodeMatmulKernel(rewriter, loc, module, name, spec,
-                                         hooks.target, config, reason);
+          return family == GPUKernelFamily::Prefill
+                     ? buildPrefillMatmulKernel(rewriter, loc, module, name,
+                                                spec, hooks.target, config,
+                                                reason)
+                     : buildDecodeMatmulKernel(rewriter, loc, module, name,
+                                               spec, hooks.target, config,
+                                               reason);
         });
   }
 
@@ -703,14 +712,8 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
                                      "weights.indices", spec.args));
     SmallVector<std::pair<std::string, RankedTensorType>> outputs;
     addOutput(spec.args, outputs, "product" + std::to_string(p), productType);
-    GPUConfigAttr config = selectGPUConfigForFamily(
-        rewriter.getContext(), GPUKernelFamily::Prefill, hooks.options);
-    FailureOr<SmallVector<Value>> product = launch(
-        end, rewriter, "fp4_matmul", spec.args, inputs, outputs,
-        [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
-          return buildPrefillMatmulKernel(rewriter, loc, module, name, spec,
-                                          hooks.target, config, reason);
-        });
+    FailureOr<SmallVector<Value>> product = launchMatmul(
+        end, spec, inputs, outputs, GPUKernelFamily::Prefill, rewriter);
     if (failed(product))
       return failure();
     return product->front();

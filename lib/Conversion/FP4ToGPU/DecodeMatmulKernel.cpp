@@ -193,14 +193,15 @@ struct FusedEpilogue {
   }
 };
 
-/// The largest activation sum the fused epilogue stages in shared memory
-/// (K * M f32: 16 KB at K = 4096, M = 1). The outlier entries' columns are
-/// random within a unit: from L1 a warp's gather costs about one wavefront
-/// per distinct line, from shared memory about one bank-conflict round
-/// (measured: gathering from L1 in this kernel was 32.7 us for the full
-/// recipe at 1 x 14336 x 4096, staged 31.7 us, staged with 64 rows per CTA
-/// 27.9 us). Larger sums are the epilogue kernel's (its slot form).
-constexpr int64_t kMaxStagedSumBytes = kDecodeEpilogueMaxSumBytes;
+// The fused epilogue stages the activation sum in shared memory, up to
+// kDecodeEpilogueMaxSumBytes (K * M f32: 16 KB at K = 4096, M = 1). The
+// outlier entries' columns are random within a unit: from L1 a warp's
+// gather costs about one wavefront per distinct line, from shared memory
+// about one bank-conflict round (measured during development on
+// 2026-12-03, logs not kept: gathering from L1 32.7 us for the full recipe
+// at 1 x 14336 x 4096, staged 31.7 us, staged with 64 rows per CTA 27.9;
+// the kept form measures 27.8 us in docs/perf/gpu_all_2026-12-04_final.txt).
+// Larger sums are the epilogue kernel's (its slot or sliced form).
 
 /// The loads of one chunk, per lane.
 struct ChunkLoads {
@@ -436,16 +437,8 @@ void DecodeKernelEmitter::loadOutlierEntries(ChunkLoads &loads, Value row,
   int64_t count = epi->entriesPerUnit();
   Value block = div(k0, epi->spec.outlierBlockSize);
   auto load = [&](Value memref) {
-    Type elt = cast<MemRefType>(memref.getType()).getElementType();
-    int64_t bytes = count * elt.getIntOrFloatBitWidth() / 8;
-    Value v = vector::LoadOp::create(
-        b, loc, VectorType::get({count}, elt), memref,
-        ValueRange{row, block, idx(0)}, /*nontemporal=*/false,
-        llvm::MaybeAlign(naturalAlignment(bytes)));
-    SmallVector<Value, 8> out;
-    for (int64_t i = 0; i < count; ++i)
-      out.push_back(vector::ExtractOp::create(b, loc, v, i));
-    return out;
+    return SmallVector<Value, 8>(
+        loadElements(b, loc, memref, ValueRange{row, block, idx(0)}, count));
   };
   SmallVector<Value, 8> values = load(epi->outlierValues);
   for (Value &v : values) {
@@ -1173,7 +1166,8 @@ int64_t chooseRowWarps(const DecodeConfig &cfg, bool stagedSum) {
   // (28.6 us) and four (29.0 us). A fused epilogue that stages the
   // activation sum in shared memory copies it once per CTA: four groups
   // (64 rows) amortize that (full recipe, 1 x 14336 x 4096: 27.9 us
-  // against 31.7 us with one, 31.6 with two).
+  // against 31.7 us with one, 31.6 with two; development measurements of
+  // 2026-12-03, logs not kept).
   int64_t rowWarps = stagedSum ? 4 : cfg.m > 8 ? 2 : 1;
   while (rowWarps > 1 && 16 * cfg.rowTiles * rowWarps > cfg.n)
     rowWarps /= 2;
@@ -1328,10 +1322,10 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
       return failure();
     }
     if (e.outlierEntries > 0 &&
-        spec.k * epi->rows * 4 > kMaxStagedSumBytes) {
+        spec.k * epi->rows * 4 > kDecodeEpilogueMaxSumBytes) {
       reason = "the fused epilogue stages the [K, M] f32 activation sum in "
                "shared memory: " + std::to_string(spec.k * epi->rows * 4) +
-               " bytes is more than " + std::to_string(kMaxStagedSumBytes);
+               " bytes is more than " + std::to_string(kDecodeEpilogueMaxSumBytes);
       return failure();
     }
   }

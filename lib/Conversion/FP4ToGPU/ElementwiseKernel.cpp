@@ -32,6 +32,20 @@ int64_t mlir::fp4::naturalAlignment(int64_t bytes) {
   return a;
 }
 
+SmallVector<Value> mlir::fp4::loadElements(OpBuilder &b, Location loc,
+                                           Value memref, ValueRange indices,
+                                           int64_t count) {
+  Type elt = cast<MemRefType>(memref.getType()).getElementType();
+  int64_t bytes = count * elt.getIntOrFloatBitWidth() / 8;
+  Value v = vector::LoadOp::create(b, loc, VectorType::get({count}, elt),
+                                   memref, indices, /*nontemporal=*/false,
+                                   llvm::MaybeAlign(naturalAlignment(bytes)));
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < count; ++i)
+    out.push_back(vector::ExtractOp::create(b, loc, v, i));
+  return out;
+}
+
 Value mlir::fp4::emitGlobalThreadId(OpBuilder &b, Location loc,
                                     int64_t blockDim) {
   Type indexType = b.getIndexType();

@@ -104,6 +104,11 @@ void emitIf(OpBuilder &b, Location loc, Value cond,
 
 /// index constant.
 Value indexConst(OpBuilder &b, Location loc, int64_t v);
+/// `count` consecutive elements of `memref` from `indices` on along its last
+/// dimension, as scalars, by one vector load aligned to naturalAlignment of
+/// its size (the caller guarantees the offset is a multiple of the size).
+SmallVector<Value> loadElements(OpBuilder &b, Location loc, Value memref,
+                                ValueRange indices, int64_t count);
 /// The largest power of two dividing `bytes`, at most 16: the alignment of
 /// a vector access of `bytes` bytes at a multiple of `bytes`.
 int64_t naturalAlignment(int64_t bytes);

@@ -79,7 +79,7 @@ FailureOr<FusedCorrectionChain>
 mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
                                   const ChainAnalysisContext &ctx,
                                   std::string &reason,
-                                  bool *slowPrefillOutliers) {
+                                  bool *prefillWeightPartUnfused) {
   const LoweredSplits &splits = ctx.splits;
   FusedCorrectionChain chain;
   SmallVector<std::pair<Side, Side>> terms;
@@ -239,43 +239,35 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
     chain.groups.push_back(group);
   }
   chain.decode = chain.m <= ctx.decodeMaxM;
-  if (chain.weightValues)
-    chain.weightEntriesDisjoint = weightRestIsZeroAtEntries(
-        chain.weight, chain.weightValues, chain.weightIndices,
-        chain.weightBlockSize, splits);
   if (chain.weightValues && !chain.decode) {
-    // The prefill kernel writes the outliers into its dequantized weight
-    // tile, which is the sum only where the quantized part is +-0.
+    // The prefill kernel writes the weight's block-sparse part into its
+    // dequantized weight tile, which is the sum only where the quantized
+    // part is +-0 (the cheap checks first: the proof may read constants).
     auto q = cast<QuantizedTensorType>(chain.weight.getType());
-    if (slowPrefillOutliers)
-      *slowPrefillOutliers = true;
-    if (!chain.weightEntriesDisjoint) {
-      reason = "weight outliers at prefill sizes join the product only when "
-               "the quantized weight is provably +-0 at their positions "
-               "(the rest of the same fp4.split_outliers, or constants): "
-               "they run term by term";
+    auto unfused = [&](const Twine &why) {
+      reason = ("the weight's block-sparse part at prefill sizes " + why +
+                ": the terms run one by one")
+                   .str();
+      if (prefillWeightPartUnfused)
+        *prefillWeightPartUnfused = true;
       return failure();
-    }
-    if (!hasBF16Values(q, reason)) {
-      reason = "weight outliers at prefill sizes need a weight scheme whose "
-               "values are bf16 numbers: they run term by term";
-      return failure();
-    }
-    if ((chain.weightBlockSize != 16 && chain.weightBlockSize % 32 != 0) ||
-        chain.k % 32 != 0) {
-      reason = "weight outliers at prefill sizes need blocks of 16 or a "
-               "multiple of 32 and K a multiple of 32: they run term by term";
-      return failure();
-    }
+    };
     std::string why;
+    if (!hasBF16Values(q, why))
+      return unfused("needs a weight scheme whose values are bf16 numbers");
+    if ((chain.weightBlockSize != 16 && chain.weightBlockSize % 32 != 0) ||
+        chain.k % 32 != 0)
+      return unfused("needs blocks of 16 or a multiple of 32 and K a "
+                     "multiple of 32");
+    if (!weightRestIsZeroAtEntries(chain.weight, chain.weightValues,
+                                   chain.weightIndices, chain.weightBlockSize,
+                                   splits))
+      return unfused("joins the product only where the quantized weight is "
+                     "provably +-0 at its positions (outliers split from the "
+                     "same tensor, or folded constants)");
     if (!ctx.prefillTakesWeightEntries ||
-        failed(ctx.prefillTakesWeightEntries(chain, why))) {
-      reason = "the prefill kernel does not take the weight outliers (" +
-               why + "): they run term by term";
-      return failure();
-    }
-    if (slowPrefillOutliers)
-      *slowPrefillOutliers = false;
+        failed(ctx.prefillTakesWeightEntries(chain, why)))
+      return unfused("is not taken by the prefill kernel (" + why + ")");
   }
   if (chain.weightValues && chain.decode && chain.m > 32) {
     reason = "the weight-outlier epilogue takes at most 32 rows";

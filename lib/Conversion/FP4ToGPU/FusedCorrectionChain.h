@@ -20,7 +20,6 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <functional>
-
 #include <string>
 
 namespace mlir::fp4 {
@@ -46,11 +45,6 @@ struct FusedCorrectionChain {
   Value weight;
   Value weightValues, weightIndices;
   int64_t weightBlockSize = 0;
-  /// The quantized weight part is provably +-0 wherever the block-sparse
-  /// one has an entry (weightRestIsZeroAtEntries), so W = Q(W) + entries
-  /// elementwise and the prefill kernel writes the entries into its bf16
-  /// weight tile (MatmulKernelSpec::WeightEntries).
-  bool weightEntriesDisjoint = false;
   RankedTensorType resultType;
   /// M <= decode-max-m.
   bool decode = false;
@@ -91,14 +85,16 @@ struct ChainAnalysisContext {
       prefillTakesWeightEntries;
 };
 
-/// The fusable chain ending at `last`, or failure with `reason`. When the
-/// chain fails only because its weight outliers at prefill sizes cannot be
-/// written into the weight tile (the terms then run one by one, much
-/// slower), `*slowPrefillOutliers` is set so that the caller can say so.
+/// The fusable chain ending at `last`, or failure with `reason`. At prefill
+/// sizes a block-sparse weight part joins the product written into the
+/// weight tile (MatmulKernelSpec::WeightEntries), exact only where
+/// weightRestIsZeroAtEntries proves the quantized part +-0. When the chain
+/// fails only because that part cannot (its terms then run one by one),
+/// `*prefillWeightPartUnfused` is set so that the caller can say so.
 FailureOr<FusedCorrectionChain>
 analyzeCorrectionChain(CorrectionMatmulOp last, const ChainAnalysisContext &ctx,
                        std::string &reason,
-                       bool *slowPrefillOutliers = nullptr);
+                       bool *prefillWeightPartUnfused = nullptr);
 
 } // namespace mlir::fp4
 

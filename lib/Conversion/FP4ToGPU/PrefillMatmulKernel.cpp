@@ -524,18 +524,12 @@ SmallVector<Value> PrefillEmitter::loadUnitEntries(Value tile) {
     // Units past K (a partial last tile) load a clamped, unused block.
     if (p.k % p.bk != 0)
       block = minU(block, blocks - (p.entryBlock == 16 ? 2 : 1));
-    for (Value memref : {entryValues, entryIndices}) {
-      Type elt = cast<MemRefType>(memref.getType()).getElementType();
-      // The offset is a multiple of the load's size (K % 32 == 0: an even
-      // block of 16 and an even number of blocks per row).
-      int64_t bytes = perUnit * elt.getIntOrFloatBitWidth() / 8;
-      Value v = vector::LoadOp::create(
-          b, loc, VectorType::get({perUnit}, elt), memref,
-          ValueRange{row, block, idx(0)}, /*nontemporal=*/false,
-          llvm::MaybeAlign(naturalAlignment(bytes)));
-      for (int64_t i = 0; i < perUnit; ++i)
-        out.push_back(vector::ExtractOp::create(b, loc, v, i));
-    }
+    // The offset is a multiple of the load's size (K % 32 == 0: an even
+    // block of 16 and an even number of blocks per row).
+    for (Value memref : {entryValues, entryIndices})
+      llvm::append_range(out, loadElements(b, loc, memref,
+                                           ValueRange{row, block, idx(0)},
+                                           perUnit));
   }
   return out;
 }
@@ -1327,7 +1321,7 @@ FailureOr<KernelPlan> mlir::fp4::buildPrefillMatmulKernel(
   FailureOr<PrefillSetup> setup = setUpPrefill(spec, target, config, reason);
   if (failed(setup))
     return failure();
-  std::optional<PrefillPlan> plan = setup->plan;
+  const PrefillPlan &plan = setup->plan;
   const std::optional<BF16FragmentDequant> &lhsDequant = setup->lhsDequant;
   const std::optional<BF16FragmentDequant> &rhsDequant = setup->rhsDequant;
   // lhs components, rhs components, [entry values (bf16: they go into the
@@ -1336,11 +1330,11 @@ FailureOr<KernelPlan> mlir::fp4::buildPrefillMatmulKernel(
                             ? spec.lhsQuantized.getComponentTypes().size()
                             : 1) +
                        spec.rhs.getComponentTypes().size();
-  bool argsOk = spec.args.size() == numOperands + (plan->entryCount ? 3 : 1);
+  bool argsOk = spec.args.size() == numOperands + (plan.entryCount ? 3 : 1);
   auto elementOf = [&](size_t i) {
     return spec.args[i].type.getElementType();
   };
-  if (argsOk && plan->entryCount)
+  if (argsOk && plan.entryCount)
     argsOk = elementOf(numOperands).isBF16() &&
              elementOf(numOperands + 1).isInteger(8);
   if (!argsOk) {
@@ -1350,14 +1344,14 @@ FailureOr<KernelPlan> mlir::fp4::buildPrefillMatmulKernel(
   }
 
   KernelLaunch launch;
-  launch.block = {plan->threads, 1, 1};
-  launch.grid = {static_cast<int64_t>(llvm::divideCeil(spec.n, plan->bn)),
-                 static_cast<int64_t>(llvm::divideCeil(spec.m, plan->bm)), 1};
-  launch.sharedBytes = plan->sharedBytes;
+  launch.block = {plan.threads, 1, 1};
+  launch.grid = {static_cast<int64_t>(llvm::divideCeil(spec.n, plan.bn)),
+                 static_cast<int64_t>(llvm::divideCeil(spec.m, plan.bm)), 1};
+  launch.sharedBytes = plan.sharedBytes;
   launch.variant = spec.lhsQuantized ? "prefill_w4a4" : "prefill_w4a16";
-  if (plan->shared)
+  if (plan.shared)
     launch.variant += "_smem";
-  if (plan->entryCount)
+  if (plan.entryCount)
     launch.variant += "_entries";
   for (const KernelArg &arg : spec.args)
     launch.argNames.push_back(arg.name);
@@ -1366,7 +1360,7 @@ FailureOr<KernelPlan> mlir::fp4::buildPrefillMatmulKernel(
 
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPoint(launch.func.getBody().front().getTerminator());
-  PrefillEmitter(builder, loc, *plan, spec, lhsDequant, *rhsDequant)
+  PrefillEmitter(builder, loc, plan, spec, lhsDequant, *rhsDequant)
       .emit(launch.func);
   return KernelPlan{{launch}, {}};
 }

@@ -135,12 +135,15 @@ static SmallVector<Value> loadEntries(OpBuilder &b, Location loc, Value memref,
 
 /// The kernel shell of the staged and sliced forms: `warps` warps per CTA
 /// covering `rowsPerCTA` weight rows each, a shared f32 stage of
-/// `stagedFloats`, the builder inside the body, and the arguments.
+/// `stagedFloats`, the builder inside the body, the arguments and the
+/// thread and CTA index.
 struct StagedShell {
   KernelLaunch launch;
   Value smem, summedT, values, indices;
   /// The kernel's arguments (the stage's attribution comes after them).
   SmallVector<Value> args;
+  /// Thread and CTA index.
+  Value tid, cta;
 
   StagedShell(OpBuilder &b, Location loc, gpu::GPUModuleOp module,
               StringRef name, const StackedEpilogueKernelSpec &spec,
@@ -168,6 +171,9 @@ struct StagedShell {
     summedT = args[numProducts];
     values = args[numProducts + 1];
     indices = args[numProducts + 2];
+    tid = gpu::ThreadIdOp::create(b, loc, b.getIndexType(),
+                                  gpu::Dimension::x);
+    cta = gpu::BlockIdOp::create(b, loc, b.getIndexType(), gpu::Dimension::x);
   }
 };
 
@@ -200,15 +206,11 @@ static KernelLaunch buildWarpPerRowStaged(OpBuilder &b, Location loc,
   StagedShell shell(b, loc, module, name, spec, kStagedWarps, rowsPerCTA,
                     staged, "stacked_epilogue_warp_staged");
   KernelLaunch &launch = shell.launch;
-  Value smem = shell.smem, summedT = shell.summedT, values = shell.values,
-        indices = shell.indices;
   SmallVector<Value> &args = shell.args;
+  Value smem = shell.smem, summedT = shell.summedT, values = shell.values,
+        indices = shell.indices, tid = shell.tid, cta = shell.cta;
   ArithOps ops(b, loc);
 
-  Value tid =
-      gpu::ThreadIdOp::create(b, loc, b.getIndexType(), gpu::Dimension::x);
-  Value cta =
-      gpu::BlockIdOp::create(b, loc, b.getIndexType(), gpu::Dimension::x);
   // The staging copy: 4 floats per thread and step (the sum is [K, M]
   // row-major, K * M a multiple of 4 or copied one by one).
   const int64_t vec = staged % 4 == 0 ? 4 : 1;
@@ -407,18 +409,14 @@ buildWarpPerRowSliced(OpBuilder &b, Location loc, gpu::GPUModuleOp module,
   StagedShell shell(b, loc, module, name, spec, kSlicedWarps, rowsPerCTA,
                     staged, "stacked_epilogue_warp_sliced");
   KernelLaunch &launch = shell.launch;
-  Value smem = shell.smem, summedT = shell.summedT, values = shell.values,
-        indices = shell.indices;
   SmallVector<Value> &args = shell.args;
+  Value smem = shell.smem, summedT = shell.summedT, values = shell.values,
+        indices = shell.indices, tid = shell.tid, cta = shell.cta;
   ArithOps ops(b, loc);
   auto idx = [&](OpBuilder &ib, Location l, int64_t v) {
     return indexConst(ib, l, v);
   };
 
-  Value tid =
-      gpu::ThreadIdOp::create(b, loc, b.getIndexType(), gpu::Dimension::x);
-  Value cta =
-      gpu::BlockIdOp::create(b, loc, b.getIndexType(), gpu::Dimension::x);
   Value warpInCTA = arith::DivUIOp::create(b, loc, tid, idx(b, loc, 32));
   Value lane = arith::RemUIOp::create(b, loc, tid, idx(b, loc, 32));
   Value firstRow = arith::AddIOp::create(

@@ -66,7 +66,7 @@ func.func @code_not_zero(%qx: !fp4.tensor<64x64xf4E2M1FN, #fp4.mxfp4, axis = 1>)
   %wi = arith.constant dense<[[[18, 21], [29, 28]], [[20, 18], [ 9, 15]], [[ 9, 23], [ 6, 12]], [[21, 26], [21, 7]], [[28, 13], [23, 10]], [[11, 3], [21, 26]], [[15, 27], [ 4, 6]], [[24, 9], [ 4, 27]]]> : tensor<8x2x2xi8>
   %qw = fp4.pack %codes, %scales : tensor<8x32xi8>, tensor<8x2xi8> -> !fp4.tensor<8x64xf4E2M1FN, #fp4.mxfp4, axis = 1>
   %y0 = fp4.matmul %qx, %qw : !fp4.tensor<64x64xf4E2M1FN, #fp4.mxfp4, axis = 1>, !fp4.tensor<8x64xf4E2M1FN, #fp4.mxfp4, axis = 1> -> tensor<64x8xf32>
-  // expected-remark @below {{the recipe's correction terms run one by one: weight outliers at prefill sizes join the product only when the quantized weight is provably +-0 at their positions (the rest of the same fp4.split_outliers, or constants): they run term by term}}
+  // expected-remark @below {{the weight's block-sparse part at prefill sizes joins the product only where the quantized weight is provably +-0 at its positions (outliers split from the same tensor, or folded constants): the terms run one by one}}
   %y1 = fp4.correction_matmul (%qx), (%wv, %wi block 32) acc %y0 : (!fp4.tensor<64x64xf4E2M1FN, #fp4.mxfp4, axis = 1>), (tensor<8x2x2xbf16>, tensor<8x2x2xi8>), tensor<64x8xf32> -> tensor<64x8xf32>
   return %y1 : tensor<64x8xf32>
 }
@@ -81,7 +81,7 @@ func.func @code_not_zero(%qx: !fp4.tensor<64x64xf4E2M1FN, #fp4.mxfp4, axis = 1>)
 // CHECK-LABEL: func.func @weight_arguments
 func.func @weight_arguments(%qx: !fp4.tensor<64x64xf4E2M1FN, #fp4.mxfp4, axis = 1>, %qw: !fp4.tensor<8x64xf4E2M1FN, #fp4.mxfp4, axis = 1>, %wv: tensor<8x2x2xbf16>, %wi: tensor<8x2x2xi8>) -> tensor<64x8xf32> {
   %y0 = fp4.matmul %qx, %qw : !fp4.tensor<64x64xf4E2M1FN, #fp4.mxfp4, axis = 1>, !fp4.tensor<8x64xf4E2M1FN, #fp4.mxfp4, axis = 1> -> tensor<64x8xf32>
-  // expected-remark @below {{the recipe's correction terms run one by one: weight outliers at prefill sizes join the product only when the quantized weight is provably +-0 at their positions (the rest of the same fp4.split_outliers, or constants): they run term by term}}
+  // expected-remark @below {{the weight's block-sparse part at prefill sizes joins the product only where the quantized weight is provably +-0 at its positions (outliers split from the same tensor, or folded constants): the terms run one by one}}
   %y1 = fp4.correction_matmul (%qx), (%wv, %wi block 32) acc %y0 : (!fp4.tensor<64x64xf4E2M1FN, #fp4.mxfp4, axis = 1>), (tensor<8x2x2xbf16>, tensor<8x2x2xi8>), tensor<64x8xf32> -> tensor<64x8xf32>
   return %y1 : tensor<64x8xf32>
 }
