@@ -40,19 +40,27 @@ bool isStaticRank(Type type, int64_t rank) {
          shaped.getNumElements() > 0;
 }
 
-/// The prefill W4A16 product of `rows` stacked activation rows with the
-/// chain's quantized weight and its outliers written into the weight tile
-/// (MatmulKernelSpec::WeightEntries); f32 result, arguments not yet added.
-static MatmulKernelSpec prefillEntriesSpec(const FusedCorrectionChain &chain,
-                                           int64_t rows) {
+/// The W4A16 product of `rows` stacked bf16 activation rows with the
+/// chain's quantized weight, into `result` elements; arguments not yet
+/// added.
+static MatmulKernelSpec stackedProductSpec(const FusedCorrectionChain &chain,
+                                           int64_t rows, Type result) {
   MatmulKernelSpec spec;
-  MLIRContext *ctx = chain.weight.getContext();
   spec.m = rows;
   spec.n = chain.n;
   spec.k = chain.k;
-  spec.lhsElementType = BFloat16Type::get(ctx);
+  spec.lhsElementType = BFloat16Type::get(chain.weight.getContext());
   spec.rhs = cast<QuantizedTensorType>(chain.weight.getType());
-  spec.resultElementType = Float32Type::get(ctx);
+  spec.resultElementType = result;
+  return spec;
+}
+
+/// The same at prefill with the chain's block-sparse weight part written
+/// into the weight tile (MatmulKernelSpec::WeightEntries), f32 result.
+static MatmulKernelSpec prefillEntriesSpec(const FusedCorrectionChain &chain,
+                                           int64_t rows) {
+  MatmulKernelSpec spec = stackedProductSpec(
+      chain, rows, Float32Type::get(chain.weight.getContext()));
   spec.weightEntries = MatmulKernelSpec::WeightEntries{
       chain.weightBlockSize,
       cast<RankedTensorType>(chain.weightValues.getType()).getShape().back()};
@@ -534,13 +542,8 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
          k * m * 4 <= kDecodeEpilogueMaxSumBytes);
     if (chain.decode && stack.outputGroups.size() == 1 && needsEpilogue &&
         outliersFit && decodeConfig.getSplitK() <= 1) {
-      MatmulKernelSpec spec;
-      spec.m = numGroups * m;
-      spec.n = n;
-      spec.k = k;
-      spec.lhsElementType = bf16;
-      spec.rhs = cast<QuantizedTensorType>(chain.weight.getType());
-      spec.resultElementType = chain.resultType.getElementType();
+      MatmulKernelSpec spec = stackedProductSpec(
+          chain, numGroups * m, chain.resultType.getElementType());
       MatmulKernelSpec::Epilogue epilogue;
       epilogue.rowGroups = numGroups;
       SmallVector<Value> inputs =
@@ -595,13 +598,7 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
         products.push_back(*product);
         continue;
       }
-      MatmulKernelSpec spec;
-      spec.m = groups * m;
-      spec.n = n;
-      spec.k = k;
-      spec.lhsElementType = bf16;
-      spec.rhs = cast<QuantizedTensorType>(chain.weight.getType());
-      spec.resultElementType = f32;
+      MatmulKernelSpec spec = stackedProductSpec(chain, groups * m, f32);
       // Named as the stacker and the epilogue name the same buffers.
       SmallVector<Value> matmulInputs = input(
           rewriter, loc, rows, "stacked" + std::to_string(p), spec.args);
