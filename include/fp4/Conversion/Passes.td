@@ -96,7 +96,13 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
     patterns decline (dynamic shapes, rank other than 2, axis not last,
     empty dimensions, forms no kernel family takes) stay on the host and are
     lowered by the CPU path; each gets a remark saying why (the pattern's
-    match failure reason), unless `remarks=false`. The format-specific parts
+    match failure reason), unless `remarks=false`. The accuracy recipes'
+    correction products lower as one fused plan per chain of terms
+    (docs/GPU.md); a chain that stays on the GPU but runs term by term
+    because its block-sparse weight part at prefill sizes cannot join the
+    product (not provably disjoint from the quantized weight, or not taken
+    by the prefill kernel's configuration) gets a remark saying why at its
+    first product. The format-specific parts
     of the kernels come from each scheme's SchemeGPULoweringAttrInterface
     model. An unknown chip or enum value fails at option parsing with the
     valid values; `native-fp4` on a chip without FP4 instructions (or where
@@ -108,7 +114,8 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
            /*default=*/"\"fp4_kernels\"", "Name of the generated gpu.module">,
     Option<"remarks", "remarks", "bool", /*default=*/"true",
            "Emit a remark 'stays on the host: <reason>' for every op the "
-           "patterns decline">
+           "patterns decline, and one for a recipe chain that runs term by "
+           "term instead of fused">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
