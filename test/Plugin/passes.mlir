@@ -35,7 +35,7 @@
 // CPU-NOT: fp4.
 
 // NVVM-DAG: llvm.func @linear(
-// NVVM-DAG: gpu.binary @fp4_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {{.*}}, assembly = "
+// NVVM-DAG: gpu.binary @fp4_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx85">, properties = {{.*}}, assembly = "
 
 // HELP-DAG: --fp4-quantize
 // HELP-DAG: --fp4-fold-constants

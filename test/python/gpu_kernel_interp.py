@@ -37,6 +37,10 @@ precedes its reads) and nvgpu.ldmatrix (x4, not transposed, 16-bit
 elements: lanes 8j..8j+7 give the row addresses of 8x8 matrix j; lane i
 gets, as register j, the 32-bit word of row i / 4, columns 2 (i % 4) and
 2 (i % 4) + 1 of matrix j).
+
+The prefill kernel's 2:4-sparse lhs adds nvvm.mma.sp.sync (m16n8k32 bf16,
+ordered metadata, selector 0; _mma_sp_sync has the layout) and 16-bit
+shared loads of its metadata.
 """
 
 import re
@@ -657,6 +661,8 @@ class Launch:
                 self.set(op, [r])
             elif name == "nvvm.mma.sync":
                 self.set(op, [self.mma_sync(op, ins)])
+            elif name == "nvvm.mma.sp.sync":
+                self.set(op, [self.mma_sp_sync(op, ins)])
             elif name == "scf.if":
                 cond = ins[0]
                 then_vals = self.block_ops(op.regions[0][1], mask & cond)
@@ -737,6 +743,63 @@ def _mma_sync(self, op, ins):
 
 
 Launch.mma_sync = _mma_sync
+
+
+def _mma_sp_sync(self, op, ins):
+    """D = A B + C of nvvm.mma.sp.sync m16n8k32 bf16 (row.col, f32, ordered
+    metadata, sparsity selector 0) per warp. A is the 16 x 16 compressed
+    tile in the dense m16n8k16 A layout; compressed columns 2c, 2c + 1 are
+    the kept values of logical group c (k 4c..4c+3). Metadata: lane (g, t)
+    with t < 2 holds, in bits 4i..4i+3, the positions (2 bits each, the
+    lower first) of group 4t + i of row g, and in bits 16 + 4i.. those of
+    row g + 8. B: register r of lane (g, t) holds k = 2t + 8r, 2t + 8r + 1
+    of column g. The layout was checked on the H200
+    (bench/probes/mma_sp_layout.cu); a pair that is not strictly ascending
+    is undefined on the hardware and an error here."""
+    assert "m = 16, n = 8, k = 32" in op.props and \
+        "mma_type<bf16>" in op.props and "orderedMetadata" in op.props, \
+        op.props
+    a_regs, b_regs, c_regs = ins[0:4], ins[4:8], ins[8:12]
+    meta, selector = ins[12], ins[13]
+    assert np.all(selector == 0), "sparsity selector 0 only"
+    assert self.n % 32 == 0
+    warps = self.n // 32
+    lane = np.arange(32)
+    g, t = lane // 4, lane % 4
+    Ac = np.zeros((warps, 16, 16))
+    for r, (row, col) in enumerate([(g, 2 * t), (g + 8, 2 * t),
+                                    (g, 2 * t + 8), (g + 8, 2 * t + 8)]):
+        lo, hi = _bf16_halves(a_regs[r].reshape(warps, 32))
+        Ac[:, row, col], Ac[:, row, col + 1] = lo, hi
+    meta = meta.reshape(warps, 32).astype(np.uint32)
+    A = np.zeros((warps, 16, 32))
+    for w in range(warps):
+        for l in range(8):  # lanes t = 0, 1 of each group of 4
+            for tt in range(2):
+                word = int(meta[w, 4 * l + tt])
+                for half, row in ((0, l), (1, l + 8)):
+                    for i in range(4):
+                        nib = (word >> (16 * half + 4 * i)) & 0xF
+                        lo, hi = nib & 3, nib >> 2
+                        assert lo < hi, f"mma.sp metadata nibble {nib:#x}"
+                        grp = 4 * tt + i
+                        A[w, row, 4 * grp + lo] = Ac[w, row, 2 * grp]
+                        A[w, row, 4 * grp + hi] = Ac[w, row, 2 * grp + 1]
+    B = np.zeros((warps, 32, 8))
+    for r in range(4):
+        lo, hi = _bf16_halves(b_regs[r].reshape(warps, 32))
+        k0 = 2 * t + 8 * r
+        B[:, k0, g], B[:, k0 + 1, g] = lo, hi
+    D = A @ B
+    out = []
+    for r, (row, col) in enumerate([(g, 2 * t), (g, 2 * t + 1),
+                                    (g + 8, 2 * t), (g + 8, 2 * t + 1)]):
+        c = c_regs[r].reshape(warps, 32).astype(np.float64)
+        out.append((D[:, row, col] + c).astype(np.float32).reshape(-1))
+    return out
+
+
+Launch.mma_sp_sync = _mma_sp_sync
 
 
 def _segments(op, counts):

@@ -28,14 +28,21 @@ from test_gpu_correction_kernels import (bf16_bits, compile_op,  # noqa: E402
 
 
 def recipe_mlir(m, n, k, rotate, split, residual, weight_outliers,
-                rotated="f32"):
+                rotated="f32", weight_split=False):
     """The bench form of a recipe (weight parts are arguments): x ->
     [rotate] -> [split top-2 of 32] -> quantize -> [2:4 residual], every
-    activation part times every weight part."""
+    activation part times every weight part. `weight_split`: the weight's
+    outliers are split from a bf16 %w at run time and its rest quantized
+    (what makes them joinable at prefill sizes)."""
     t = lambda *d: "tensor<" + "x".join(str(v) for v in d) + ">"
     y = t(m, n, "f32")
     args = [f"%x: {t(m, k, 'bf16')}", f"%qw: {qtype(n, k)}"]
     body, src, x_ty = [], "%x", t(m, k, "bf16")
+    if weight_split:
+        wv, wi = t(n, k // 32, 2, "bf16"), t(n, k // 32, 2, "i8")
+        args[1] = f"%w: {t(n, k, 'bf16')}"
+        body.append(f"%wrest, %wv, %wi = fp4.split_outliers %w block 32 top 2 : {t(n, k, 'bf16')} -> {wv}, {wi}")
+        body.append(f"%qw = fp4.quantize %wrest : {t(n, k, 'bf16')} -> {qtype(n, k)}")
     if rotate:
         body.append(f"%xr = fp4.rotate %x hadamard 32 seed 0 axis 1 : {x_ty} -> {t(m, k, rotated)}")
         src, x_ty = "%xr", t(m, k, rotated)
@@ -47,7 +54,8 @@ def recipe_mlir(m, n, k, rotate, split, residual, weight_outliers,
         act.append(("(%xv, %xi block 32)", f"({sv}, {si})"))
     if weight_outliers:
         wv, wi = t(n, k // 32, 2, "bf16"), t(n, k // 32, 2, "i8")
-        args += [f"%wv: {wv}", f"%wi: {wi}"]
+        if not weight_split:
+            args += [f"%wv: {wv}", f"%wi: {wi}"]
         wgt.append(("(%wv, %wi block 32)", f"({wv}, {wi})"))
     body.append(f"%qx = fp4.quantize {src} : {x_ty} -> {qtype(m, k)}")
     if residual:
@@ -182,6 +190,118 @@ def test_activation_prep(m, rotate, split, residual, weight_outliers, rotated,
     y = got["result"] if "result" in got else got["product0"]
     err = np.linalg.norm(y.astype(np.float64) - y64) / np.linalg.norm(y64)
     assert err <= 1e-6, err
+
+
+def compressed_residual(rv, ri):
+    """mma.sp's form of a 2:4 residual (MatmulKernelSpec::sparseLhs): per
+    group of 4, the two values by ascending position; metadata bytes of
+    two groups (nibble lo | hi << 2, group 2b in the low half), XOR 0x44."""
+    swap = ri[..., 0] > ri[..., 1]
+    values = np.where(swap[..., None], rv[..., ::-1], rv)
+    idx = np.where(swap[..., None], ri[..., ::-1], ri).astype(np.uint8)
+    assert np.all(idx[..., 0] < idx[..., 1])
+    nib = idx[..., 0] | (idx[..., 1] << 2)
+    m, groups = nib.shape
+    meta = (nib[:, 0::2] | (nib[:, 1::2] << 4)) ^ 0x44
+    return values.reshape(m, groups * 2), meta.astype(np.uint8)
+
+
+# At prefill sizes the 2:4 residual goes compressed to the prefill kernel's
+# sparse tensor cores (mma.sp), adding into the dense product's
+# accumulators: no stacked residual rows, no epilogue.
+PREFILL_CASES = [
+    # m, n, k, rotate, split, weight outliers (split at run time)
+    (40, 37, 128, True, True, True),     # the full recipe
+    (40, 37, 224, False, False, False),  # residual alone; a partial K tile
+    (136, 150, 224, True, True, False),  # CTAs along M and N, partial both
+    (136, 150, 256, False, True, True),  # two full K tiles, entries
+]
+
+
+@pytest.mark.parametrize("m,n,k,rotate,split,weight_outliers", PREFILL_CASES)
+def test_prefill_sparse_residual(m, n, k, rotate, split, weight_outliers):
+    rng = np.random.default_rng(500 + m + k)
+    x = ref.round_to_bf16(rng.standard_normal((m, k)).astype(np.float32))
+    x[:, 5] *= 60.0
+    x[1, 8:16] = 0.0          # an all-zero residual group: positions (0, 1)
+    x[-1, 40:44] = x[-1, 36]  # equal magnitudes
+    x = ref.round_to_bf16(x)
+    w = ref.round_to_bf16((rng.standard_normal((n, k)) / 8).astype(np.float32))
+    w[:, 3] *= 30.0
+    w = ref.round_to_bf16(w)
+    if weight_outliers:
+        wrest, wv, wi = ref.split_outliers(w, 32, 2)
+    else:
+        wrest = w
+    qw = ref.quantize(wrest, scheme="mxfp4", block_size=32)
+    src = ref.hadamard_rotate(x, 32, randomized=True, seed=0) if rotate else x
+    rest, xv, xi = ref.split_outliers(src, 32, 2) if split else (src, 0, 0)
+    qx = ref.quantize(rest, scheme="mxfp4", block_size=32)
+    deq = ref.dequantize(qx).astype(np.float32)
+    dense = with_entries(deq, xv, xi, 32) if split else deq
+    rv, ri = ref.sparse_residual(rest, "mxfp4", block_size=4, k=2)
+
+    kernels, manifest = compile_op(recipe_mlir(
+        m, n, k, rotate, split, True, weight_outliers,
+        weight_split=weight_outliers or None))
+    stems = [l["name"].rsplit("_", 1)[0] for l in manifest]
+    assert "fp4_stacked_epilogue" not in stems, stems
+    launches = [l for l in manifest
+                if l["name"].startswith(("fp4_activation_prep", "fp4_matmul"))]
+    assert [l["name"].rsplit("_", 1)[0] for l in launches] == [
+        "fp4_activation_prep", "fp4_matmul"], stems
+    prep, matmul = launches
+    assert prep["variant"].endswith("_residual_sparse24"), prep["variant"]
+    assert matmul["variant"] == "prefill_w4a16_smem_sparse24" + (
+        "_entries" if weight_outliers else ""), matmul["variant"]
+    names = [a[0] for a in matmul["args"]]
+    assert names == ["stacked0", "weight.codes", "weight.scales",
+                     "residual.sparse_values", "residual.sparse_meta"] + (
+        ["weights.values", "weights.indices"] if weight_outliers else []) + [
+        "result"], names
+
+    inputs = {"input": bf16_bits(x), "weight.codes": qw.codes,
+              "weight.scales": qw.scales.view(np.uint8)}
+    if weight_outliers:
+        inputs.update({"weights.values": bf16_bits(wv), "weights.indices": wi})
+    buffers = {}
+    for launch in launches:
+        args = []
+        for name, dtype, shape, _ in launch["args"]:
+            if name not in buffers:
+                buffers[name] = buffer_for(name, dtype, shape,
+                                           inputs.get(name))
+            args.append(buffers[name])
+        interp.run_kernel(kernels[launch["name"]], launch["grid"],
+                          launch["block"], args, launch["shared_bytes"])
+    got = {name: b.bytes.view(b.dtype).reshape(b.shape)
+           for name, b in buffers.items()}
+
+    # The ops' results and the dense rows, bit for bit; the compressed
+    # residual in mma.sp's order.
+    assert np.array_equal(got["quantized.codes"], qx.codes)
+    assert np.array_equal(got["residual.values"], bf16_bits(rv))
+    assert np.array_equal(got["residual.indices"], ri)
+    assert np.array_equal(from_bf16(got["stacked0"]).view(np.uint32),
+                          dense.astype(np.float32).view(np.uint32))
+    values, meta = compressed_residual(rv, ri)
+    assert np.array_equal(got["residual.sparse_values"], bf16_bits(values))
+    assert np.array_equal(got["residual.sparse_meta"].view(np.uint8), meta)
+    # The product: both row groups in one accumulator set.
+    x64 = dense.astype(np.float64) + ref.scatter_sparse(rv, ri, 4)
+    w64 = ref.dequantize(qw).astype(np.float64)
+    if weight_outliers:
+        w64 = w64 + ref.scatter_sparse(wv, wi, 32)
+    y64 = x64 @ w64.T
+    y = got["result"].astype(np.float64)
+    err = np.linalg.norm(y - y64) / np.linalg.norm(y64)
+    assert err <= 1e-6, err
+    assert np.abs(y - y64).max() <= 1e-6 * np.abs(y64).max()
+
+    # Negative control: the residual's share is there, on mma.sp.
+    assert interp.count_ops(kernels[matmul["name"]], "nvvm.mma.sp.sync") > 0
+    without = dense.astype(np.float64) @ w64.T
+    assert np.linalg.norm(y - without) > 100 * np.linalg.norm(y - y64)
 
 
 def test_prep_declines_when_rest_is_used():

@@ -214,6 +214,46 @@ Value addSlots(ArithOps &ops, const ChunkTopK &r, int64_t j, Value init,
   return sum;
 }
 
+/// The chunk's 2:4 residual in mma.sp's compressed form
+/// (MatmulKernelSpec::sparseLhs): per block of 4, the two kept values
+/// (rounded to bf16 as the slots are) by ascending position, and a nibble
+/// lo | hi << 2; two blocks per metadata byte, stored XOR 0x44.
+void storeCompressedResidual(OpBuilder &b, Location loc, const ChunkTopK &r,
+                             Value values, Value meta, Value row, Value col) {
+  ArithOps ops(b, loc);
+  Type bf16 = b.getBF16Type();
+  Value valueCol = arith::DivUIOp::create(b, loc, col, indexConst(b, loc, 2));
+  Value byteCol = arith::DivUIOp::create(b, loc, col, indexConst(b, loc, 8));
+  Value byte;
+  for (auto [s, slots] : llvm::enumerate(r.slots)) {
+    const Pick &first = slots[0], &second = slots[1];
+    // Positions in a block are distinct (the selection order is total).
+    Value swap = ops.cmpi(IPred::UGT, first.index, second.index);
+    Value lo = ops.selecti(swap, second.index, first.index);
+    Value hi = ops.selecti(swap, first.index, second.index);
+    Value vLo = ops.selectf(swap, second.value, first.value);
+    Value vHi = ops.selectf(swap, first.value, second.value);
+    for (auto [j, v] : llvm::enumerate(ArrayRef<Value>{vLo, vHi})) {
+      Value at = arith::AddIOp::create(b, loc, valueCol,
+                                       indexConst(b, loc, 2 * s + j));
+      memref::StoreOp::create(b, loc, roundFromF32(b, loc, v, bf16), values,
+                              ValueRange{row, at});
+    }
+    Value nibble = ops.ori(lo, ops.shli(hi, ops.i32(2)));
+    if (s % 2 == 0) {
+      byte = nibble;
+      continue;
+    }
+    byte = ops.xori(ops.ori(byte, ops.shli(nibble, ops.i32(4))),
+                    ops.i32(0x44));
+    Value at = arith::AddIOp::create(b, loc, byteCol,
+                                     indexConst(b, loc, s / 2));
+    memref::StoreOp::create(
+        b, loc, arith::TruncIOp::create(b, loc, b.getI8Type(), byte), meta,
+        ValueRange{row, at});
+  }
+}
+
 } // namespace
 
 LogicalResult mlir::fp4::planActivationPrep(const ActivationPrepKernelSpec &spec,
@@ -284,10 +324,19 @@ LogicalResult mlir::fp4::planActivationPrep(const ActivationPrepKernelSpec &spec
     reason = "the scheme's CTA size limit is not whole warps";
     return failure();
   }
+  if (spec.compressedResidual &&
+      (spec.residualBlock != 4 || spec.residualK != 2 ||
+       !spec.residualValuesType || !spec.residualValuesType.isBF16() ||
+       spec.cols % 32 != 0 || spec.transposedSum)) {
+    reason = "the compressed residual is a bf16 2:4 residual (block 4, top "
+             "2) with K a multiple of 32, for the prefill kernel (no "
+             "transposed sum)";
+    return failure();
+  }
   int64_t stacked = 0;
   for (int64_t g : spec.outputGroups)
     stacked += g;
-  if (stacked != 1 + (spec.residualK ? 1 : 0)) {
+  if (stacked != 1 + (spec.residualK && !spec.compressedResidual ? 1 : 0)) {
     reason = "the stacked outputs must hold every activation group once";
     return failure();
   }
@@ -328,7 +377,8 @@ FailureOr<KernelPlan> mlir::fp4::buildActivationPrepKernel(
   if (spec.splitK)
     launch.variant += "_top" + std::to_string(spec.splitK);
   if (spec.residualK)
-    launch.variant += "_residual";
+    launch.variant += spec.compressedResidual ? "_residual_sparse24"
+                                              : "_residual";
   for (const KernelArg &a : spec.args)
     launch.argNames.push_back(a.name);
   launch.func =
@@ -350,6 +400,7 @@ FailureOr<KernelPlan> mlir::fp4::buildActivationPrepKernel(
   SmallVector<Value> components = take(type.getComponentTypes().size());
   SmallVector<Value> residual = take(spec.residualK ? 2 : 0);
   SmallVector<Value> stacked = take(spec.outputGroups.size());
+  SmallVector<Value> compressed = take(spec.compressedResidual ? 2 : 0);
   Value summedT = spec.transposedSum ? take(1)[0] : Value();
   if (next != fargs.size()) {
     reason = "the activation prep's arguments do not match its spec";
@@ -421,13 +472,17 @@ FailureOr<KernelPlan> mlir::fp4::buildActivationPrepKernel(
     for (int64_t j = 0; j < e; ++j)
       sparse[j] = addSlots(ops, *residualSlots, j, ops.f32(0.0f),
                            spec.residualValuesType);
-    groups.push_back(sparse);
+    if (!spec.compressedResidual)
+      groups.push_back(sparse);
   }
 
   emitIf(b, loc, c.valid, [&](OpBuilder &nb, Location l) {
     if (residualSlots)
       storeSlots(nb, l, *residualSlots, spec.residualBlock, residual[0],
                  residual[1], c.row, c.col, c.tid);
+    if (spec.compressedResidual)
+      storeCompressedResidual(nb, l, *residualSlots, compressed[0],
+                              compressed[1], c.row, c.col);
     size_t output = 0;
     int64_t slot = 0;
     for (ArrayRef<Value> group : groups) {

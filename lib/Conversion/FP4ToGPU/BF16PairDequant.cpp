@@ -102,3 +102,26 @@ SmallVector<Value, 4> mlir::fp4::buildMmaBF16(OpBuilder &b, Location loc,
     d.push_back(LLVM::ExtractValueOp::create(b, loc, mma.getResult(), i));
   return d;
 }
+
+SmallVector<Value, 4> mlir::fp4::buildMmaSpBF16(OpBuilder &b, Location loc,
+                                                ValueRange a, ValueRange bFrag,
+                                                ValueRange c, Value meta) {
+  assert(a.size() == 4 && bFrag.size() == 4 && c.size() == 4 &&
+         "m16n8k32 sparse bf16 fragments are 4, 4 and 4 registers");
+  Type f32 = b.getF32Type();
+  auto resultType =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  Value selector = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
+  auto mma = NVVM::MmaSpOp::create(
+      b, loc, resultType, a, bFrag, c, meta, selector, /*shape=*/{16, 8, 32},
+      /*intOverflow=*/std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                    NVVM::MMATypes::bf16});
+  // Ordered metadata (sm_90's form; PTX 8.5): positions within a group in
+  // ascending order, which the producer guarantees.
+  mma.setOrderedMetadata(true);
+  SmallVector<Value, 4> d;
+  for (int64_t i = 0; i < 4; ++i)
+    d.push_back(LLVM::ExtractValueOp::create(b, loc, mma.getResult(), i));
+  return d;
+}

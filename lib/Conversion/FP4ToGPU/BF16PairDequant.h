@@ -76,6 +76,19 @@ Value buildE4M3FactorTimes2Pow118(OpBuilder &b, Location loc, Value byte);
 SmallVector<Value, 4> buildMmaBF16(OpBuilder &b, Location loc, ValueRange a,
                                    ValueRange bFrag, ValueRange c);
 
+/// mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32
+/// with sparsity selector 0: `a` 4 x i32 (the 16 x 16 compressed A tile in
+/// the dense m16n8k16 A layout: compressed columns 2c, 2c + 1 are the two
+/// kept values of 4-element group c, lower position first), `b` 4 x i32
+/// (lane (g, q) register r: k = 2q + 8r, 2q + 8r + 1 of column g, i.e. the
+/// two m16n8k16 B fragments of k 0..15 and 16..31), `c` 4 x f32, `meta`
+/// i32 (lanes q = 0, 1: bits 4i..4i+3 the positions (low 2 bits first) of
+/// group 4q + i of row g, bits 16 + 4i.. those of row g + 8; lanes 2, 3
+/// unused). Layout checked on the H200 by bench/probes/mma_sp_layout.cu.
+SmallVector<Value, 4> buildMmaSpBF16(OpBuilder &b, Location loc, ValueRange a,
+                                     ValueRange bFrag, ValueRange c,
+                                     Value meta);
+
 } // namespace mlir::fp4
 
 #endif // LIB_CONVERSION_FP4TOGPU_BF16PAIRDEQUANT_H

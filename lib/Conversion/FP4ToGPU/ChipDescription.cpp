@@ -2,8 +2,10 @@
 //
 // Facts from the CUDA C Programming Guide (compute capabilities table) and
 // the PTX ISA (instruction availability per target); the PTX versions are
-// LLVM 22's minimum for each chip (toolchain.md). The bf16 mma.sync every
-// kernel uses needs sm_80, so nothing older is listed.
+// LLVM 22's minimum for each chip (toolchain.md), except Hopper's: 8.5,
+// the first with mma.sp::ordered_metadata (the prefill kernel's 2:4 sparse
+// residual; Hopper's sparse MMA takes ordered metadata). The bf16 mma.sync
+// every kernel uses needs sm_80, so nothing older is listed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,10 +36,10 @@ const ChipDescription kChips[] = {
   {GPUChip::SM89, "sm_89", 89, "+ptx78", false, true, false, false, false,
    true, 0, 99 * kKiB, 65536, 255, 1024, 32, false, 16,
    "Ada: FP8 mma.sync, FP4 emulated"},
-  {GPUChip::SM90, "sm_90", 90, "+ptx80", false, true, false, false, true,
+  {GPUChip::SM90, "sm_90", 90, "+ptx85", false, true, false, false, true,
    true, 128, 227 * kKiB, 65536, 255, 1024, 32, false, 16,
    "Hopper H100/H200 (default): TMA, FP4 emulated on bf16 mma.sync"},
-  {GPUChip::SM90a, "sm_90a", 90, "+ptx80", false, true, true, false, true,
+  {GPUChip::SM90a, "sm_90a", 90, "+ptx85", false, true, true, false, true,
    true, 128, 227 * kKiB, 65536, 255, 1024, 32, false, 16,
    "Hopper with the sm_90a features: wgmma, TMA, FP4 emulated"},
   {GPUChip::SM100a, "sm_100a", 100, "+ptx86", true, true, false, true, true,
@@ -54,6 +56,14 @@ const ChipDescription kChips[] = {
 } // namespace
 
 ArrayRef<ChipDescription> mlir::fp4::getChipDescriptions() { return kChips; }
+
+int64_t ChipDescription::ptxVersion() const {
+  int64_t version = 0;
+  StringRef digits = ptxFeatures;
+  if (!digits.consume_front("+ptx") || digits.getAsInteger(10, version))
+    return 0;
+  return version;
+}
 
 const ChipDescription &mlir::fp4::getChipDescription(GPUChip chip) {
   const ChipDescription &description = kChips[static_cast<unsigned>(chip)];

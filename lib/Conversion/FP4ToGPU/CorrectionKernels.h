@@ -182,7 +182,8 @@ buildStackActivationsKernel(OpBuilder &builder, Location loc,
 /// ops' results and the stacker's outputs (StackActivationsKernelSpec):
 /// group 0 is Q(rest) with the split's outliers, group 1 the residual.
 /// Arguments: input, [split values, indices], the quantized components,
-/// [residual values, indices], the stacked outputs, [the transposed sum].
+/// [residual values, indices], the stacked outputs, [the compressed
+/// residual: values, metadata], [the transposed sum].
 struct ActivationPrepKernelSpec {
   int64_t rows = 0, cols = 0;
   Type inputElementType;
@@ -199,6 +200,11 @@ struct ActivationPrepKernelSpec {
   QuantizedTensorType quantized;
   SmallVector<int64_t> outputGroups;
   bool transposedSum = false;
+  /// The residual (block 4, top 2, bf16) goes out compressed for the
+  /// prefill kernel's sparse tensor cores (MatmulKernelSpec::sparseLhs:
+  /// values [M, K/2] bf16 by ascending position, metadata [M, K/8] i8)
+  /// instead of as a stacked row group.
+  bool compressedResidual = false;
   SmallVector<KernelArg> args;
 
   /// The quantize kernel's view of the rotation and quantization.

@@ -67,6 +67,41 @@ static MatmulKernelSpec prefillEntriesSpec(const FusedCorrectionChain &chain,
   return spec;
 }
 
+/// At prefill, a chain whose activation side is Q(x) (with its outliers)
+/// and a bf16 2:4 residual that the activation prep computes: the prep
+/// writes the residual compressed and one prefill kernel adds its product
+/// on the sparse tensor cores (mma.sp) into the dense product's
+/// accumulators, from the same dequantized weight tile
+/// (MatmulKernelSpec::sparseLhs). Returns the product's spec (arguments
+/// not yet added) when both kernels take the chain, else none: the chain
+/// then keeps the stacked rows.
+static std::optional<MatmulKernelSpec>
+sparsePrefillSpec(const FusedCorrectionChain &chain,
+                  const FusedActivationPrep &prep, const GPUTarget &target,
+                  GPUConfigAttr prefillConfig) {
+  if (chain.decode || !prep.residual || chain.groups.size() != 2 ||
+      !chain.groups[0].dense || chain.groups[1].dense ||
+      chain.groups[1].values != ResidualOp(prep.residual).getValues())
+    return std::nullopt;
+  std::string why;
+  ActivationPrepKernelSpec prepSpec = prep.spec;
+  prepSpec.compressedResidual = true;
+  prepSpec.outputGroups = {1};
+  ActivationPrepLayout layout;
+  if (failed(planActivationPrep(prepSpec, layout, why)))
+    return std::nullopt;
+  MLIRContext *ctx = chain.weight.getContext();
+  Type result = chain.outerAcc ? Float32Type::get(ctx)
+                               : chain.resultType.getElementType();
+  MatmulKernelSpec spec = stackedProductSpec(chain, chain.m, result);
+  if (chain.weightValues)
+    spec.weightEntries = prefillEntriesSpec(chain, chain.m).weightEntries;
+  spec.sparseLhs = true;
+  if (failed(checkPrefillMatmulKernel(spec, target, prefillConfig, why)))
+    return std::nullopt;
+  return spec;
+}
+
 /// Shared by the patterns: the hooks, the decline path and the launch.
 template <typename OpTy>
 struct CorrectionPattern : public OpRewritePattern<OpTy> {
@@ -479,9 +514,20 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     // over the parts the ops' own kernels computed.
     std::string noPrep;
     FailureOr<FusedActivationPrep> prep = analyzeActivationPrep(chain, noPrep);
+    // Decided before any IR changes (both kernels were asked).
+    std::optional<MatmulKernelSpec> sparseSpec;
+    if (succeeded(prep))
+      sparseSpec = sparsePrefillSpec(
+          chain, *prep, hooks.target,
+          selectGPUConfigForFamily(rewriter.getContext(),
+                                   GPUKernelFamily::Prefill, hooks.options));
+    if (sparseSpec)
+      stack.outputGroups = {1};
     FailureOr<SmallVector<Value>> stacked;
     if (succeeded(prep)) {
-      stacked = launchActivationPrep(*prep, stack, end, rewriter);
+      stacked = launchActivationPrep(*prep, stack, end, rewriter,
+                                     /*compressedResidual=*/
+                                     sparseSpec.has_value());
     } else {
       SmallVector<Value> inputs;
       for (auto [i, group] : llvm::enumerate(chain.groups)) {
@@ -520,6 +566,41 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     }
     if (failed(stacked))
       return failure();
+
+    if (sparseSpec) {
+      // Q(x) rows, the weight, the compressed residual (and the weight
+      // outliers) into one product; without an outer acc it is the result.
+      MatmulKernelSpec spec = *sparseSpec;
+      SmallVector<Value> inputs =
+          input(rewriter, loc, (*stacked)[0], "stacked0", spec.args);
+      llvm::append_range(
+          inputs, input(rewriter, loc, chain.weight, "weight", spec.args));
+      llvm::append_range(inputs, input(rewriter, loc, (*stacked)[1],
+                                       "residual.sparse_values", spec.args));
+      llvm::append_range(inputs, input(rewriter, loc, (*stacked)[2],
+                                       "residual.sparse_meta", spec.args));
+      if (chain.weightValues) {
+        llvm::append_range(inputs, input(rewriter, loc, chain.weightValues,
+                                         "weights.values", spec.args));
+        llvm::append_range(inputs, input(rewriter, loc, chain.weightIndices,
+                                         "weights.indices", spec.args));
+      }
+      RankedTensorType productType =
+          chain.outerAcc ? RankedTensorType::get({m, n}, f32)
+                         : chain.resultType;
+      SmallVector<std::pair<std::string, RankedTensorType>> outputs;
+      addOutput(spec.args, outputs, chain.outerAcc ? "product0" : "result",
+                productType);
+      FailureOr<SmallVector<Value>> product = launchMatmul(
+          end, spec, inputs, outputs, GPUKernelFamily::Prefill, rewriter);
+      if (failed(product))
+        return failure();
+      if (!chain.outerAcc)
+        return finishFusedChain(chain, end, product->front(), prep, rewriter);
+      return sumProducts(chain, end, {product->front()}, stack.outputGroups,
+                         /*outlierEpilogue=*/false, *stacked, prep,
+                         rewriter);
+    }
 
     // Decode with one product: the decode kernel does the epilogue too (no
     // second launch, no [groups * M, N] round trip), unless the product
@@ -614,8 +695,27 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
       products.push_back(product->front());
     }
 
+    return sumProducts(chain, end, products, stack.outputGroups,
+                       outlierEpilogue, *stacked, prep, rewriter);
+  }
+
+  /// The end of the plan: the products' row groups (`productGroups` per
+  /// product) summed with the weight outliers' product (decode) and the
+  /// outer acc by the epilogue kernel, unless the one product already is
+  /// the result; then the chain's end is replaced.
+  LogicalResult sumProducts(const FusedCorrectionChain &chain,
+                            CorrectionMatmulOp end, ArrayRef<Value> products,
+                            ArrayRef<int64_t> productGroups,
+                            bool outlierEpilogue, ArrayRef<Value> stacked,
+                            FailureOr<FusedActivationPrep> prep,
+                            PatternRewriter &rewriter) const {
+    Location loc = end.getLoc();
+    const int64_t m = chain.m, n = chain.n, k = chain.k;
+    int64_t rowGroups = 0;
+    for (int64_t g : productGroups)
+      rowGroups += g;
     Value result;
-    if (products.size() == 1 && numGroups == 1 && !outlierEpilogue &&
+    if (products.size() == 1 && rowGroups == 1 && !outlierEpilogue &&
         !chain.outerAcc && chain.resultType.getElementType().isF32()) {
       result = products.front();
     } else {
@@ -623,7 +723,7 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
       epilogue.m = m;
       epilogue.n = n;
       epilogue.k = k;
-      epilogue.productGroups = stack.outputGroups;
+      epilogue.productGroups = SmallVector<int64_t>(productGroups);
       epilogue.resultElementType = chain.resultType.getElementType();
       SmallVector<Value> epilogueInputs;
       for (auto [p, product] : llvm::enumerate(products))
@@ -632,10 +732,14 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
                                  "product" + std::to_string(p),
                                  epilogue.args));
       if (outlierEpilogue) {
-        epilogue.sparseWeights =
-            sparseOperand(chain.weightValues, chain.weightBlockSize);
+        CorrectionOperand weights;
+        weights.blockSize = chain.weightBlockSize;
+        auto valuesType = cast<RankedTensorType>(chain.weightValues.getType());
+        weights.k = valuesType.getShape().back();
+        weights.valuesElementType = valuesType.getElementType();
+        epilogue.sparseWeights = weights;
         llvm::append_range(epilogueInputs,
-                           input(rewriter, loc, stacked->back(), "summed_t",
+                           input(rewriter, loc, stacked.back(), "summed_t",
                                  epilogue.args));
         llvm::append_range(epilogueInputs,
                            input(rewriter, loc, chain.weightValues,
@@ -746,12 +850,13 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
   FailureOr<SmallVector<Value>>
   launchActivationPrep(FusedActivationPrep prep,
                        const StackActivationsKernelSpec &stack,
-                       CorrectionMatmulOp end,
-                       PatternRewriter &rewriter) const {
+                       CorrectionMatmulOp end, PatternRewriter &rewriter,
+                       bool compressedResidual) const {
     Location loc = end.getLoc();
     ActivationPrepKernelSpec spec = prep.spec;
     spec.outputGroups = stack.outputGroups;
     spec.transposedSum = stack.transposedSum;
+    spec.compressedResidual = compressedResidual;
     SmallVector<Value> inputs = input(rewriter, loc, prep.input, "input",
                                       spec.args);
     SmallVector<std::pair<std::string, RankedTensorType>> outputs;
@@ -776,6 +881,13 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     for (auto [p, groups] : llvm::enumerate(stack.outputGroups))
       addOutput(spec.args, outputs, "stacked" + std::to_string(p),
                 RankedTensorType::get({groups * spec.rows, spec.cols}, bf16));
+    if (compressedResidual) {
+      addOutput(spec.args, outputs, "residual.sparse_values",
+                RankedTensorType::get({spec.rows, spec.cols / 2}, bf16));
+      addOutput(spec.args, outputs, "residual.sparse_meta",
+                RankedTensorType::get({spec.rows, spec.cols / 8},
+                                      rewriter.getI8Type()));
+    }
     if (spec.transposedSum)
       addOutput(spec.args, outputs, "summed_t",
                 RankedTensorType::get({spec.cols, spec.rows},

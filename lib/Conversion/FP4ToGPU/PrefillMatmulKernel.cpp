@@ -105,6 +105,12 @@ struct PrefillPlan {
   /// loop reads with ldmatrix, in plain K order.
   bool shared = false;
   int64_t bBufBytes = 0, bBufOffset = 0;
+  /// MatmulKernelSpec::sparseLhs: the compressed 2:4 lhs tiles ride the
+  /// cp.async ring next to A: values [stages][BM][BK/2] bf16 (16-byte
+  /// chunks swizzled for ldmatrix, sparseChunkSwizzle) and metadata
+  /// [stages][BM][BK/8] i8.
+  bool sparse = false;
+  int64_t spStageBytes = 0, metaStageBytes = 0, spOffset = 0, metaOffset = 0;
   /// Weight entries (MatmulKernelSpec::WeightEntries) written into the
   /// shared W tile after its dequantization; entryCount == 0: none.
   int64_t entryBlock = 0, entryCount = 0;
@@ -175,6 +181,15 @@ private:
   Value bf16ChunkSwizzle(Value chunk, Value row) {
     return xorI(chunk, andI(row, 7));
   }
+  /// Physical 16-byte chunk of the compressed sparse tile's rows (BK / 16
+  /// chunks): 8 consecutive rows read by one ldmatrix matrix land in 8
+  /// distinct 16-byte bank slots. Rows of 4 chunks (64 bytes) share a
+  /// 128-byte bank line in pairs, so the XOR takes row bits 1..2.
+  Value sparseChunkSwizzle(Value chunk, Value row) {
+    if (p.bk / 16 >= 8)
+      return bf16ChunkSwizzle(chunk, row);
+    return xorI(chunk, andI(shr(row, 1), 3));
+  }
 
   /// Source row and column of a cp.async chunk of `chunk` elements at
   /// (row, col) of a [totalRows, cols] buffer read in tiles of `tileRows`
@@ -189,6 +204,17 @@ private:
                      int64_t totalRows, Value tile, Value stage);
   void issueCodeRows(Value src, Value view, Value rowBase, int64_t rows,
                      int64_t totalRows, Value tile, Value stage);
+  /// The sparse lhs' values and metadata of tile `tile` into slot `stage`.
+  void issueSparseRows(Value tile, Value stage);
+  /// mmaTileShared with the sparse lhs: per k32 step, the W fragments of
+  /// each n8 tile (one ldmatrix.x4) feed the dense lhs' two mma.sync steps
+  /// and the sparse lhs' mma.sp.
+  SmallVector<Value> mmaTileSharedSparse(Value aView, Value aSlot,
+                                         Value bSlot, ValueRange acc);
+  /// The sparse lhs' mma.sp work of k32 step `s` of the tile in slot
+  /// `slot`; `bw` holds each n8 tile's W fragment of the step.
+  void mmaSparseStep(int64_t s, Value slot, ArrayRef<std::array<Value, 4>> bw,
+                     SmallVector<Value> &acc);
   /// Emits `body(u, round)` for the units u = tid + round * threads < count
   /// (guarded in the last round when count % threads != 0).
   void forEachThreadUnit(int64_t count,
@@ -280,6 +306,7 @@ private:
   // Kernel arguments.
   SmallVector<Value> lhsArgs, rhsArgs;
   Value entryValues, entryIndices;
+  Value sparseValues, sparseMeta;
   Value result;
   // Thread coordinates.
   Value tid, lane, m0, n0, g, q, warpRow, warpCol;
@@ -287,6 +314,8 @@ private:
   Value aTile, aTile32, aCodes, aCodes32, aBuf32, bCodes, bCodes32;
   // prefill-dequant=shared: bf16 views of the dequantized tiles.
   Value aBuf, bBuf, bBuf32;
+  // The sparse lhs ring (bf16 values; metadata as i8 and i16).
+  Value spTile, metaTile, metaTile16;
 };
 
 } // namespace
@@ -382,12 +411,48 @@ void PrefillEmitter::issueCodeRows(Value src, Value view, Value rowBase,
   });
 }
 
+void PrefillEmitter::issueSparseRows(Value tile, Value stage) {
+  // Values: 16-byte chunks of 8 compressed elements (16 logical ones; K %
+  // 32 == 0, so a chunk is all in or all out of range).
+  int64_t chunksPerRow = p.bk / 16;
+  Value colBase = mul(tile, p.bk / 2);
+  forEachThreadUnit(p.bm * chunksPerRow, [&](Value u, int64_t) {
+    Value row = div(u, chunksPerRow);
+    Value chunk = rem(u, chunksPerRow);
+    auto [srcRow, srcCol, srcElements] = zeroFillSource(
+        add(m0, row), p.m, p.bm, add(colBase, mul(chunk, 8)), p.k / 2, 8);
+    Value dstCol = mul(sparseChunkSwizzle(chunk, row), 8);
+    nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), spTile,
+        ValueRange{stage, row, dstCol}, sparseValues,
+        ValueRange{srcRow, srcCol}, b.getIndexAttr(8), srcElements,
+        b.getUnitAttr());
+  });
+  // Metadata: 4-byte chunks (32 logical elements). Zero-filled ones read
+  // back, after the XOR, as the valid positions (0, 1) of zero values.
+  int64_t metaChunks = p.bk / 32;
+  Value byteBase = mul(tile, p.bk / 8);
+  forEachThreadUnit(p.bm * metaChunks, [&](Value u, int64_t) {
+    Value row = div(u, metaChunks);
+    Value chunk = rem(u, metaChunks);
+    Value lb = mul(chunk, 4);
+    auto [srcRow, srcByte, srcElements] = zeroFillSource(
+        add(m0, row), p.m, p.bm, add(byteBase, lb), p.k / 8, 4);
+    nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), metaTile,
+        ValueRange{stage, row, lb}, sparseMeta, ValueRange{srcRow, srcByte},
+        b.getIndexAttr(4), srcElements, UnitAttr());
+  });
+}
+
 void PrefillEmitter::issueTile(Value tile, Value stage) {
   if (p.w4a4)
     issueCodeRows(lhsArgs[0], aCodes, m0, p.bm, p.m, tile, stage);
   else
     issueBF16Rows(lhsArgs[0], aTile, m0, p.bm, p.m, tile, stage);
   issueCodeRows(rhsArgs[0], bCodes, n0, p.bn, p.n, tile, stage);
+  if (p.sparse)
+    issueSparseRows(tile, stage);
 }
 
 Value PrefillEmitter::multiplier(const BF16FragmentDequant &dq, Value byte,
@@ -698,6 +763,8 @@ SmallVector<Value> PrefillEmitter::mmaTileShared(Value aView, Value aSlot,
   Value bRowLane = add(mul(div(lane, 16), 8), rem(lane, 8));
   Value bChunkLane = rem(div(lane, 8), 2);
   Value aRow = add(warpRow, aRowLane), bRow = add(warpCol, bRowLane);
+  if (p.sparse)
+    return mmaTileSharedSparse(aView, aSlot, bSlot, acc);
   for (int64_t ks = 0; ks < p.bk / 16; ++ks) {
     Value aCol = mul(xorI(add(aChunkLane, 2 * ks), rowSwizzle), 8);
     Value bCol = mul(xorI(add(bChunkLane, 2 * ks), rowSwizzle), 8);
@@ -719,6 +786,84 @@ SmallVector<Value> PrefillEmitter::mmaTileShared(Value aView, Value aSlot,
       }
   }
   return acc;
+}
+
+SmallVector<Value> PrefillEmitter::mmaTileSharedSparse(Value aView,
+                                                       Value aSlot,
+                                                       Value bSlot,
+                                                       ValueRange accIn) {
+  SmallVector<Value> acc(accIn);
+  Value rowSwizzle = andI(lane, 7);
+  Value aRow = add(warpRow, rem(lane, 16)), aChunkLane = div(lane, 16);
+  // W per k32 step and n8 tile: one ldmatrix.x4 of matrices (n 0-7) x (k
+  // 0-7 | 8-15 | 16-23 | 24-31): lane l reads row l % 8, chunk 4s + l / 8.
+  // Its 4 registers are, in order, mma.sp's B operand, and pairs (0, 1)
+  // and (2, 3) the two k16 steps' mma.sync B operands. (The dense loop's
+  // n16 x k16 loads would put mma.sp's operand in two register pairs of
+  // two loads, which ptxas joins with 4 moves per mma.sp: 128 moves per K
+  // tile, measured in the SASS of the first version.)
+  Value bRow = add(warpCol, rem(lane, 8)), bChunkLane = div(lane, 8);
+  for (int64_t s = 0; s < p.bk / 32; ++s) {
+    SmallVector<std::array<Value, 4>> bw;
+    for (int64_t jn = 0; jn < p.nTiles; ++jn) {
+      Value bCol = mul(xorI(add(bChunkLane, 4 * s), rowSwizzle), 8);
+      bw.push_back(
+          ldmatrixX4(bBuf, ValueRange{bSlot, add(bRow, 8 * jn), bCol}));
+    }
+    for (int64_t h = 0; h < 2; ++h) {
+      int64_t ks = 2 * s + h;
+      Value aCol = mul(xorI(add(aChunkLane, 2 * ks), rowSwizzle), 8);
+      for (int64_t i = 0; i < p.mTiles; ++i) {
+        std::array<Value, 4> a =
+            ldmatrixX4(aView, ValueRange{aSlot, add(aRow, 16 * i), aCol});
+        for (int64_t jn = 0; jn < p.nTiles; ++jn) {
+          Value &c = acc[i * p.nTiles + jn];
+          c = mma(a, {bw[jn][2 * h], bw[jn][2 * h + 1]}, c);
+        }
+      }
+    }
+    mmaSparseStep(s, aSlot, bw, acc);
+  }
+  return acc;
+}
+
+void PrefillEmitter::mmaSparseStep(int64_t s, Value slot,
+                                   ArrayRef<std::array<Value, 4>> bw,
+                                   SmallVector<Value> &acc) {
+  // A: the compressed 16 x 16 tile (compressed columns 16s..16s+15, i.e.
+  // logical k 32s..32s+31) by ldmatrix.x4 exactly as a dense A tile.
+  Value spCol = mul(sparseChunkSwizzle(add(div(lane, 16), 2 * s), lane), 8);
+  Value aRow = add(warpRow, rem(lane, 16));
+  // Metadata of lanes q = 0, 1 (lanes 2, 3 load a copy, unused under
+  // sparsity selector 0): 16 logical columns 32s + 16q.. of rows g and
+  // g + 8, two bytes each.
+  Value metaCol = add(idx(2 * s), andI(q, 1));
+  Type i32t = b.getI32Type();
+  for (int64_t i = 0; i < p.mTiles; ++i) {
+    std::array<Value, 4> a =
+        ldmatrixX4(spTile, ValueRange{slot, add(aRow, 16 * i), spCol});
+    Value row = add(add(warpRow, g), 16 * i);
+    Value lo = arith::ExtUIOp::create(
+        b, loc, i32t,
+        memref::LoadOp::create(b, loc, metaTile16,
+                               ValueRange{slot, row, metaCol}));
+    Value hi = arith::ExtUIOp::create(
+        b, loc, i32t,
+        memref::LoadOp::create(b, loc, metaTile16,
+                               ValueRange{slot, add(row, 8), metaCol}));
+    Value meta = arith::OrIOp::create(
+        b, loc, lo, arith::ShLIOp::create(b, loc, hi, i32(16)));
+    meta = arith::XOrIOp::create(b, loc, meta, i32(0x44444444));
+    for (int64_t jn = 0; jn < p.nTiles; ++jn) {
+      Value &c = acc[i * p.nTiles + jn];
+      SmallVector<Value> cs;
+      for (int64_t e = 0; e < 4; ++e)
+        cs.push_back(
+            vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{e}));
+      SmallVector<Value, 4> d = buildMmaSpBF16(b, loc, a, bw[jn], cs, meta);
+      c = vector::FromElementsOp::create(b, loc, c.getType(), d);
+    }
+  }
 }
 
 SmallVector<Value> PrefillEmitter::mmaTileDispatch(Value tile, Value aView,
@@ -932,9 +1077,14 @@ void PrefillEmitter::emit(gpu::GPUFuncOp func) {
                  body.getArguments().begin() + numLhs);
   rhsArgs.assign(body.getArguments().begin() + numLhs,
                  body.getArguments().begin() + numLhs + numRhs);
+  int64_t nextArg = numLhs + numRhs;
+  if (p.sparse) {
+    sparseValues = body.getArgument(nextArg++);
+    sparseMeta = body.getArgument(nextArg++);
+  }
   if (p.entryCount) {
-    entryValues = body.getArgument(numLhs + numRhs);
-    entryIndices = body.getArgument(numLhs + numRhs + 1);
+    entryValues = body.getArgument(nextArg);
+    entryIndices = body.getArgument(nextArg + 1);
   }
   result = body.getArguments().back();
 
@@ -980,6 +1130,12 @@ void PrefillEmitter::emit(gpu::GPUFuncOp func) {
   if (p.shared) {
     bBuf32 = view(p.bBufOffset, {2, p.bn, p.bk / 2}, i32t);
     bBuf = view(p.bBufOffset, {2, p.bn, p.bk}, b.getBF16Type());
+  }
+  if (p.sparse) {
+    spTile = view(p.spOffset, {p.stages, p.bm, p.bk / 2}, b.getBF16Type());
+    metaTile = view(p.metaOffset, {p.stages, p.bm, p.bk / 8}, i8);
+    metaTile16 =
+        view(p.metaOffset, {p.stages, p.bm, p.bk / 16}, b.getI16Type());
   }
   // The weight's scales (and entries) of a tile, carried one tile ahead.
   auto loadWeightScales = [&](Value tile) {
@@ -1243,6 +1399,22 @@ planPrefill(const MatmulKernelSpec &spec, const GPUTarget &target,
     p.entryBlock = e.blockSize;
     p.entryCount = e.entries;
   }
+  if (spec.sparseLhs) {
+    // Read with ldmatrix next to the bf16 A tile and the shared W tile.
+    if (!p.shared || p.w4a4)
+      return decline("the 2:4-sparse lhs needs W4A16 with "
+                     "prefill-dequant=shared, prefill-stages >= 3 and warp "
+                     "tiles of multiples of 16");
+    if (p.k % 32 != 0)
+      return decline("the 2:4-sparse lhs needs K a multiple of 32 (mma.sp "
+                     "m16n8k32 steps)");
+    if (!target.hasSparseMMA || target.ptxVersion() < 85)
+      return decline("the 2:4-sparse lhs needs mma.sp::ordered_metadata "
+                     "(PTX 8.5; " + target.chip + " targets PTX " +
+                     Twine(target.ptxVersion() / 10) + "." +
+                     Twine(target.ptxVersion() % 10) + ")");
+    p.sparse = true;
+  }
   p.codeChunk = p.k % 32 == 0 ? 16 : 8;
   p.aStageBytes = p.w4a4 ? p.bm * p.bk / 2 : p.bm * p.bk * 2;
   p.bStageBytes = p.bn * p.bk / 2;
@@ -1252,7 +1424,11 @@ planPrefill(const MatmulKernelSpec &spec, const GPUTarget &target,
   p.aBufOffset = p.bOffset + p.stages * p.bStageBytes;
   p.bBufBytes = p.shared ? 2 * p.bn * p.bk * 2 : 0;
   p.bBufOffset = p.aBufOffset + p.aBufBytes;
-  p.sharedBytes = p.bBufOffset + p.bBufBytes;
+  p.spStageBytes = p.sparse ? p.bm * (p.bk / 2) * 2 : 0;
+  p.metaStageBytes = p.sparse ? p.bm * (p.bk / 8) : 0;
+  p.spOffset = p.bBufOffset + p.bBufBytes;
+  p.metaOffset = p.spOffset + p.stages * p.spStageBytes;
+  p.sharedBytes = p.metaOffset + p.stages * p.metaStageBytes;
   // The chip's limit (ChipDescription), not a fixed one.
   if (p.sharedBytes > target.maxSharedBytesPerBlock)
     return decline("needs " + Twine(p.sharedBytes) +
@@ -1324,21 +1500,32 @@ FailureOr<KernelPlan> mlir::fp4::buildPrefillMatmulKernel(
   const PrefillPlan &plan = setup->plan;
   const std::optional<BF16FragmentDequant> &lhsDequant = setup->lhsDequant;
   const std::optional<BF16FragmentDequant> &rhsDequant = setup->rhsDequant;
-  // lhs components, rhs components, [entry values (bf16: they go into the
-  // bf16 tile as they are) and indices], result.
+  // lhs components, rhs components, [sparse lhs values (bf16) and metadata
+  // (i8)], [entry values (bf16: they go into the bf16 tile as they are) and
+  // indices], result.
   size_t numOperands = (spec.lhsQuantized
                             ? spec.lhsQuantized.getComponentTypes().size()
                             : 1) +
                        spec.rhs.getComponentTypes().size();
-  bool argsOk = spec.args.size() == numOperands + (plan.entryCount ? 3 : 1);
+  size_t sparseArgs = plan.sparse ? 2 : 0;
+  bool argsOk = spec.args.size() ==
+                numOperands + sparseArgs + (plan.entryCount ? 3 : 1);
   auto elementOf = [&](size_t i) {
     return spec.args[i].type.getElementType();
   };
-  if (argsOk && plan.entryCount)
+  auto shapeOf = [&](size_t i) { return spec.args[i].type.getShape(); };
+  if (argsOk && plan.sparse)
     argsOk = elementOf(numOperands).isBF16() &&
-             elementOf(numOperands + 1).isInteger(8);
+             elementOf(numOperands + 1).isInteger(8) &&
+             shapeOf(numOperands) ==
+                 ArrayRef<int64_t>{spec.m, spec.k / 2} &&
+             shapeOf(numOperands + 1) == ArrayRef<int64_t>{spec.m, spec.k / 8};
+  if (argsOk && plan.entryCount)
+    argsOk = elementOf(numOperands + sparseArgs).isBF16() &&
+             elementOf(numOperands + sparseArgs + 1).isInteger(8);
   if (!argsOk) {
-    reason = "prefill: unexpected kernel argument list (weight entries are "
+    reason = "prefill: unexpected kernel argument list (a sparse lhs is bf16 "
+             "values [M, K/2] and i8 metadata [M, K/8]; weight entries are "
              "bf16 values and i8 indices)";
     return failure();
   }
@@ -1351,6 +1538,8 @@ FailureOr<KernelPlan> mlir::fp4::buildPrefillMatmulKernel(
   launch.variant = spec.lhsQuantized ? "prefill_w4a4" : "prefill_w4a16";
   if (plan.shared)
     launch.variant += "_smem";
+  if (plan.sparse)
+    launch.variant += "_sparse24";
   if (plan.entryCount)
     launch.variant += "_entries";
   for (const KernelArg &arg : spec.args)

@@ -15,7 +15,7 @@
 // The host code: an llvm.func per function, the launch function calling the
 // kernel of the embedded binary; no gpu/memref/fp4 ops are left.
 // CHECK-NOT: = fp4.
-// CHECK-DAG: gpu.binary @fp4_kernels  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {{.*}}, assembly = "
+// CHECK-DAG: gpu.binary @fp4_kernels  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx85">, properties = {{.*}}, assembly = "
 // CHECK-DAG: llvm.func @fp4_matmul_0_launch(
 // CHECK-DAG: gpu.launch_func <%{{.*}} : !llvm.ptr> @fp4_kernels::@fp4_matmul_0 blocks in
 // CHECK-DAG: llvm.func @w4a16(
@@ -25,7 +25,7 @@
 // JSON: "name": "fp4_matmul_0"
 // JSON: "op": "fp4.matmul"
 
-// PTX: .version 8.0
+// PTX: .version 8.5
 // PTX: .target sm_90
 // PTX: .visible .entry fp4_matmul_0(
 // PTX: .maxntid 128, 1, 1
@@ -35,7 +35,7 @@
 
 // The compile times gpu-module-to-binary records (its only properties here)
 // are removed: the output is reproducible (fp4-reproducible-output).
-// BIN: gpu.binary @fp4_kernels  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, bin = "
+// BIN: gpu.binary @fp4_kernels  [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx85">, bin = "
 
 !w = !fp4.tensor<37x64x!fp4.s1p2, #fp4.hif4, axis = 1>
 func.func @w4a16(%a: tensor<3x64xbf16>, %w: !w) -> tensor<3x37xf32>

@@ -39,6 +39,8 @@ struct ChipDescription {
   /// PTX ISA feature string for nvvm-attach-target: LLVM 22's minimum for
   /// the chip (toolchain.md; the upstream default +ptx60 is rejected).
   StringRef ptxFeatures;
+  /// The PTX ISA version of ptxFeatures times 10 (85 for "+ptx85").
+  int64_t ptxVersion() const;
   /// Block-scaled FP4 MMA and FP4 conversion instructions (Blackwell).
   /// Without them FP4 is emulated on bf16 tensor cores.
   bool hasNativeFP4;

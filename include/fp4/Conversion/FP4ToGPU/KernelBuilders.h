@@ -104,9 +104,20 @@ struct MatmulKernelSpec {
     int64_t blockSize = 0, entries = 0;
   };
   std::optional<WeightEntries> weightEntries;
-  /// Kernel arguments (lhs components, rhs components, [epilogue: activation
-  /// sum, outlier values, outlier indices, acc | weight entries: values,
-  /// indices], result).
+  /// Prefill only: a second, 2:4-sparse bf16 lhs S [M, K] whose product
+  /// with the same weight adds into the same f32 accumulators, C = A W^T +
+  /// S W^T, on the sparse tensor cores (mma.sp m16n8k32) from one weight
+  /// tile dequantization. Stored compressed: values [M, K / 2] bf16 (every
+  /// group of 4 elements' two kept values, lower position first) and
+  /// metadata [M, K / 8] i8 (byte b: group 2b's positions in bits 0..3,
+  /// group 2b + 1's in bits 4..7, each nibble lo | hi << 2 with lo < hi,
+  /// the byte stored XOR 0x44 so that a zero-filled tail reads back as the
+  /// valid positions (0, 1), never the undefined 0b0000). The activation
+  /// prep writes this form from fp4.residual's block-4 top-2.
+  bool sparseLhs = false;
+  /// Kernel arguments (lhs components, rhs components, [sparse lhs: values,
+  /// metadata], [epilogue: activation sum, outlier values, outlier indices,
+  /// acc | weight entries: values, indices], result).
   SmallVector<KernelArg> args;
 };
 

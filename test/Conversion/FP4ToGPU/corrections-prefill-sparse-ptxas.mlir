@@ -1,0 +1,32 @@
+// The prefill kernel with the 2:4-sparse residual on mma.sp and the weight
+// outliers in its weight tile (corrections-prefill-sparse.mlir) down to its
+// PTX at a 256 x 256 x 256 full recipe (whole warp tiles live), which
+// ptxas accepts for sm_90 without spills.
+// REQUIRES: ptxas
+// RUN: rm -rf %t && fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90 format=isa export-dir=%t" -o /dev/null
+// RUN: FileCheck %s --check-prefix=PTX < %t/fp4_kernels.ptx
+// RUN: %ptxas -arch=sm_90 -v %t/fp4_kernels.ptx -o /dev/null 2>&1 | FileCheck %s --check-prefix=PTXAS
+
+// PTX: .version 8.5
+// PTX: .entry fp4_matmul_2(
+// PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// PTX: mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32
+// PTXAS: Compiling entry function 'fp4_matmul_2' for 'sm_90'
+// PTXAS-NEXT: Function properties for fp4_matmul_2
+// PTXAS-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+
+func.func @full_recipe_256(%x: tensor<256x256xbf16>, %w: tensor<256x256xbf16>) -> tensor<256x256xf32> {
+  %rest, %xv, %xi = fp4.split_outliers %x block 32 top 2 : tensor<256x256xbf16> -> tensor<256x8x2xbf16>, tensor<256x8x2xi8>
+  %qx = fp4.quantize %rest : tensor<256x256xbf16> -> !fp4.tensor<256x256xf4E2M1FN, #fp4.mxfp4, axis = 1>
+  %rv, %ri = fp4.residual %rest, %qx block 4 top 2 : tensor<256x256xbf16>, !fp4.tensor<256x256xf4E2M1FN, #fp4.mxfp4, axis = 1> -> tensor<256x64x2xbf16>, tensor<256x64x2xi8>
+  %wrest, %wv, %wi = fp4.split_outliers %w block 32 top 2 : tensor<256x256xbf16> -> tensor<256x8x2xbf16>, tensor<256x8x2xi8>
+  %qw = fp4.quantize %wrest : tensor<256x256xbf16> -> !fp4.tensor<256x256xf4E2M1FN, #fp4.mxfp4, axis = 1>
+  %y0 = fp4.matmul %qx, %qw : !fp4.tensor<256x256xf4E2M1FN, #fp4.mxfp4, axis = 1>, !fp4.tensor<256x256xf4E2M1FN, #fp4.mxfp4, axis = 1> -> tensor<256x256xf32>
+  %y1 = fp4.correction_matmul (%qx), (%wv, %wi block 32) acc %y0 : (!fp4.tensor<256x256xf4E2M1FN, #fp4.mxfp4, axis = 1>), (tensor<256x8x2xbf16>, tensor<256x8x2xi8>), tensor<256x256xf32> -> tensor<256x256xf32>
+  %y2 = fp4.correction_matmul (%xv, %xi block 32), (%qw) acc %y1 : (tensor<256x8x2xbf16>, tensor<256x8x2xi8>), (!fp4.tensor<256x256xf4E2M1FN, #fp4.mxfp4, axis = 1>), tensor<256x256xf32> -> tensor<256x256xf32>
+  %y3 = fp4.correction_matmul (%xv, %xi block 32), (%wv, %wi block 32) acc %y2 : (tensor<256x8x2xbf16>, tensor<256x8x2xi8>), (tensor<256x8x2xbf16>, tensor<256x8x2xi8>), tensor<256x256xf32> -> tensor<256x256xf32>
+  %y4 = fp4.correction_matmul (%rv, %ri block 4), (%qw) acc %y3 : (tensor<256x64x2xbf16>, tensor<256x64x2xi8>), (!fp4.tensor<256x256xf4E2M1FN, #fp4.mxfp4, axis = 1>), tensor<256x256xf32> -> tensor<256x256xf32>
+  %y5 = fp4.correction_matmul (%rv, %ri block 4), (%wv, %wi block 32) acc %y4 : (tensor<256x64x2xbf16>, tensor<256x64x2xi8>), (tensor<256x8x2xbf16>, tensor<256x8x2xi8>), tensor<256x256xf32> -> tensor<256x256xf32>
+  return %y5 : tensor<256x256xf32>
+}
+
