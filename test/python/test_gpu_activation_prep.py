@@ -28,12 +28,14 @@ from test_gpu_correction_kernels import (bf16_bits, compile_op,  # noqa: E402
 
 
 def recipe_mlir(m, n, k, rotate, split, residual, weight_outliers,
-                rotated="f32", weight_split=False):
+                rotated="f32", weight_split=False, return_parts=False):
     """The bench form of a recipe (weight parts are arguments): x ->
     [rotate] -> [split top-2 of 32] -> quantize -> [2:4 residual], every
     activation part times every weight part. `weight_split`: the weight's
     outliers are split from a bf16 %w at run time and its rest quantized
-    (what makes them joinable at prefill sizes)."""
+    (what makes them joinable at prefill sizes). `return_parts`: the
+    split's and the residual's results are returned too (read outside the
+    chain, so the prep writes them)."""
     t = lambda *d: "tensor<" + "x".join(str(v) for v in d) + ">"
     y = t(m, n, "f32")
     args = [f"%x: {t(m, k, 'bf16')}", f"%qw: {qtype(n, k)}"]
@@ -70,8 +72,15 @@ def recipe_mlir(m, n, k, rotate, split, residual, weight_outliers,
                     f"{a[1]}, {w[1]}, {y} -> {y}")
         prev = f"%y{i + 1}"
     lines = "\n".join("  " + b for b in body)
-    return (f"func.func @f({', '.join(args)}) -> {y} {{\n{lines}\n"
-            f"  return {prev} : {y}\n}}\n")
+    rets, tys = [prev], [y]
+    if return_parts and split:
+        rets += ["%xv", "%xi"]
+        tys += [t(m, k // 32, 2, "bf16"), t(m, k // 32, 2, "i8")]
+    if return_parts and residual:
+        rets += ["%rv", "%ri"]
+        tys += [t(m, k // 4, 2, "bf16"), t(m, k // 4, 2, "i8")]
+    return (f"func.func @f({', '.join(args)}) -> ({', '.join(tys)}) {{\n"
+            f"{lines}\n  return {', '.join(rets)} : {', '.join(tys)}\n}}\n")
 
 
 def with_entries(dense, values, indices, block):
@@ -132,8 +141,11 @@ def test_activation_prep(m, rotate, split, residual, weight_outliers, rotated,
         rv, ri = ref.sparse_residual(rest, "mxfp4", block_size=4, k=2)
         parts.append(ref.scatter_sparse(rv, ri, 4))
 
+    # Odd M: the parts are returned too, so the prep writes them.
+    return_parts = m % 2 == 1
     kernels, manifest = compile_op(
-        recipe_mlir(m, n, k, rotate, split, residual, weight_outliers, rotated))
+        recipe_mlir(m, n, k, rotate, split, residual, weight_outliers, rotated,
+                    return_parts=return_parts))
     stems = [l["name"].rsplit("_", 1)[0] for l in manifest]
     products = 2 if m * len(parts) > 32 else 1
     # One decode product does the epilogue itself unless its weight
@@ -162,10 +174,13 @@ def test_activation_prep(m, rotate, split, residual, weight_outliers, rotated,
     # The ops' results, bit for bit.
     assert np.array_equal(got["quantized.codes"], qx.codes)
     assert np.array_equal(got["quantized.scales"], qx.scales.view(np.uint8))
-    if split:
+    # Read only by the chain: not written.
+    assert ("outliers.values" in got) == (split and return_parts)
+    assert ("residual.values" in got) == (residual and return_parts)
+    if split and return_parts:
         assert np.array_equal(got["outliers.values"], bf16_bits(xv))
         assert np.array_equal(got["outliers.indices"], xi)
-    if residual:
+    if residual and return_parts:
         assert np.array_equal(got["residual.values"], bf16_bits(rv))
         assert np.array_equal(got["residual.indices"], ri)
     # The stacked row groups and the transposed sum.
@@ -241,9 +256,10 @@ def test_prefill_sparse_residual(m, n, k, rotate, split, weight_outliers):
     dense = with_entries(deq, xv, xi, 32) if split else deq
     rv, ri = ref.sparse_residual(rest, "mxfp4", block_size=4, k=2)
 
+    return_parts = m == 40
     kernels, manifest = compile_op(recipe_mlir(
         m, n, k, rotate, split, True, weight_outliers,
-        weight_split=weight_outliers or None))
+        weight_split=weight_outliers, return_parts=return_parts))
     stems = [l["name"].rsplit("_", 1)[0] for l in manifest]
     assert "fp4_stacked_epilogue" not in stems, stems
     launches = [l for l in manifest
@@ -280,8 +296,10 @@ def test_prefill_sparse_residual(m, n, k, rotate, split, weight_outliers):
     # The ops' results and the dense rows, bit for bit; the compressed
     # residual in mma.sp's order.
     assert np.array_equal(got["quantized.codes"], qx.codes)
-    assert np.array_equal(got["residual.values"], bf16_bits(rv))
-    assert np.array_equal(got["residual.indices"], ri)
+    assert ("residual.values" in got) == return_parts
+    if return_parts:
+        assert np.array_equal(got["residual.values"], bf16_bits(rv))
+        assert np.array_equal(got["residual.indices"], ri)
     assert np.array_equal(from_bf16(got["stacked0"]).view(np.uint32),
                           dense.astype(np.float32).view(np.uint32))
     values, meta = compressed_residual(rv, ri)
@@ -309,7 +327,7 @@ def test_prep_declines_when_rest_is_used():
     lowers with the ops' own kernels and the stacker."""
     m, n, k = 2, 37, 128
     mlir = recipe_mlir(m, n, k, True, True, True, True).replace(
-        "-> tensor<2x37xf32> {", "-> (tensor<2x37xf32>, tensor<2x128xf32>) {").replace(
+        "-> (tensor<2x37xf32>) {", "-> (tensor<2x37xf32>, tensor<2x128xf32>) {").replace(
         "return %y5 : tensor<2x37xf32>",
         "return %y5, %rest : tensor<2x37xf32>, tensor<2x128xf32>")
     _, manifest = compile_op(mlir)

@@ -396,9 +396,10 @@ FailureOr<KernelPlan> mlir::fp4::buildActivationPrepKernel(
     return SmallVector<Value>(r);
   };
   Value input = take(1)[0];
-  SmallVector<Value> split = take(spec.splitK ? 2 : 0);
+  SmallVector<Value> split = take(spec.splitK && spec.storeSplit ? 2 : 0);
   SmallVector<Value> components = take(type.getComponentTypes().size());
-  SmallVector<Value> residual = take(spec.residualK ? 2 : 0);
+  SmallVector<Value> residual =
+      take(spec.residualK && spec.storeResidual ? 2 : 0);
   SmallVector<Value> stacked = take(spec.outputGroups.size());
   SmallVector<Value> compressed = take(spec.compressedResidual ? 2 : 0);
   Value summedT = spec.transposedSum ? take(1)[0] : Value();
@@ -428,10 +429,11 @@ FailureOr<KernelPlan> mlir::fp4::buildActivationPrepKernel(
           ops, last.bits, last.index, outliers->bits[j], outliers->index[j]);
       rest[j] = ops.selectf(after, x[j], ops.f32(0.0f));
     }
-    emitIf(b, loc, c.valid, [&](OpBuilder &nb, Location l) {
-      storeSlots(nb, l, *outliers, spec.splitBlock, split[0], split[1], c.row,
-                 c.col, c.tid);
-    });
+    if (!split.empty())
+      emitIf(b, loc, c.valid, [&](OpBuilder &nb, Location l) {
+        storeSlots(nb, l, *outliers, spec.splitBlock, split[0], split[1],
+                   c.row, c.col, c.tid);
+      });
   }
 
   // Q(rest): the scheme's block algorithm stores codes and scales.
@@ -477,7 +479,7 @@ FailureOr<KernelPlan> mlir::fp4::buildActivationPrepKernel(
   }
 
   emitIf(b, loc, c.valid, [&](OpBuilder &nb, Location l) {
-    if (residualSlots)
+    if (residualSlots && !residual.empty())
       storeSlots(nb, l, *residualSlots, spec.residualBlock, residual[0],
                  residual[1], c.row, c.col, c.tid);
     if (spec.compressedResidual)

@@ -181,9 +181,10 @@ buildStackActivationsKernel(OpBuilder &builder, Location loc,
 /// [residual] on a [rows, cols] tensor along its last axis, writing the
 /// ops' results and the stacker's outputs (StackActivationsKernelSpec):
 /// group 0 is Q(rest) with the split's outliers, group 1 the residual.
-/// Arguments: input, [split values, indices], the quantized components,
-/// [residual values, indices], the stacked outputs, [the compressed
-/// residual: values, metadata], [the transposed sum].
+/// Arguments: input, [split values, indices (storeSplit)], the quantized
+/// components, [residual values, indices (storeResidual)], the stacked
+/// outputs, [the compressed residual: values, metadata], [the transposed
+/// sum].
 struct ActivationPrepKernelSpec {
   int64_t rows = 0, cols = 0;
   Type inputElementType;
@@ -205,6 +206,11 @@ struct ActivationPrepKernelSpec {
   /// values [M, K/2] bf16 by ascending position, metadata [M, K/8] i8)
   /// instead of as a stacked row group.
   bool compressedResidual = false;
+  /// Whether the split's and the residual's results are written: not when
+  /// only the fused chain read them (the chain takes the stacked or
+  /// compressed forms), which saves their bytes (24 MB of the prep's
+  /// ~114 MB at 4096 x 4096).
+  bool storeSplit = true, storeResidual = true;
   SmallVector<KernelArg> args;
 
   /// The quantize kernel's view of the rotation and quantization.

@@ -67,6 +67,10 @@ static MatmulKernelSpec prefillEntriesSpec(const FusedCorrectionChain &chain,
   return spec;
 }
 
+/// decode-k-unroll of the decode kernel that stages the activation sum for
+/// the weight outliers, where the option is not given.
+constexpr int64_t kStagedSumKUnroll = 512;
+
 /// At prefill, a chain whose activation side is Q(x) (with its outliers)
 /// and a bf16 2:4 residual that the activation prep computes: the prep
 /// writes the residual compressed and one prefill kernel adds its product
@@ -652,8 +656,20 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
       spec.epilogue = epilogue;
       SmallVector<std::pair<std::string, RankedTensorType>> outputs;
       addOutput(spec.args, outputs, "result", chain.resultType);
-      FailureOr<SmallVector<Value>> fused = launchMatmul(
-          end, spec, inputs, outputs, GPUKernelFamily::Decode, rewriter);
+      // With the activation sum staged (weight outliers), 512 K elements per
+      // warp and iteration unless decode-k-unroll says otherwise: full
+      // recipe, 1 x 14336 x 4096, decode kernel 23.1 / 23.3 us against 25.3
+      // at 256 (1024: 25.7; prefetch 1 with either: slower; other CTA
+      // shapes: slower), docs/perf/decode_staged_sweep_2026-12-04.txt.
+      // Only where K gives that CTA shape's two K warps whole iterations (a
+      // short K would run masked ones).
+      GPUConfigOverrides overrides = hooks.options;
+      if (chain.weightValues && !overrides.decodeKUnroll &&
+          k % (2 * kStagedSumKUnroll) == 0)
+        overrides.decodeKUnroll = kStagedSumKUnroll;
+      FailureOr<SmallVector<Value>> fused =
+          launchMatmul(end, spec, inputs, outputs, GPUKernelFamily::Decode,
+                       rewriter, &overrides);
       if (failed(fused))
         return failure();
       return finishFusedChain(chain, end, fused->front(), prep, rewriter);
@@ -776,10 +792,11 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
       CorrectionMatmulOp end, const MatmulKernelSpec &spec,
       ArrayRef<Value> inputs,
       ArrayRef<std::pair<std::string, RankedTensorType>> outputs,
-      GPUKernelFamily family, PatternRewriter &rewriter) const {
+      GPUKernelFamily family, PatternRewriter &rewriter,
+      const GPUConfigOverrides *overrides = nullptr) const {
     Location loc = end.getLoc();
-    GPUConfigAttr config =
-        selectGPUConfigForFamily(rewriter.getContext(), family, hooks.options);
+    GPUConfigAttr config = selectGPUConfigForFamily(
+        rewriter.getContext(), family, overrides ? *overrides : hooks.options);
     return launch(
         end, rewriter, "fp4_matmul", spec.args, inputs, outputs,
         [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
@@ -860,7 +877,7 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     SmallVector<Value> inputs = input(rewriter, loc, prep.input, "input",
                                       spec.args);
     SmallVector<std::pair<std::string, RankedTensorType>> outputs;
-    if (prep.split) {
+    if (prep.split && spec.storeSplit) {
       addOutput(spec.args, outputs, "outliers.values",
                 prep.split.getValues().getType());
       addOutput(spec.args, outputs, "outliers.indices",
@@ -871,7 +888,7 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     for (auto [t, suffix] : llvm::zip_equal(qType.getComponentTypes(),
                                             scheme.getGPUComponentSuffixes()))
       addOutput(spec.args, outputs, ("quantized." + suffix).str(), t);
-    if (prep.residual) {
+    if (prep.residual && spec.storeResidual) {
       addOutput(spec.args, outputs, "residual.values",
                 prep.residual.getValues().getType());
       addOutput(spec.args, outputs, "residual.indices",
@@ -901,7 +918,7 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     if (failed(results))
       return failure();
     ArrayRef<Value> r = *results;
-    if (prep.split) {
+    if (prep.split && spec.storeSplit) {
       rewriter.replaceAllUsesWith(prep.split.getValues(), r[0]);
       rewriter.replaceAllUsesWith(prep.split.getIndices(), r[1]);
       r = r.drop_front(2);
@@ -911,7 +928,7 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
                                   ValueRange(r.take_front(numComponents)));
     rewriter.replaceAllUsesWith(prep.quantize.getResult(), packed);
     r = r.drop_front(numComponents);
-    if (prep.residual) {
+    if (prep.residual && spec.storeResidual) {
       rewriter.replaceAllUsesWith(prep.residual.getValues(), r[0]);
       rewriter.replaceAllUsesWith(prep.residual.getIndices(), r[1]);
       r = r.drop_front(2);

@@ -150,6 +150,12 @@ mlir::fp4::analyzeActivationPrep(const FusedCorrectionChain &chain,
     }
 
   ActivationPrepKernelSpec &spec = prep.spec;
+  // Results read only by the fused ops are not written.
+  spec.storeSplit = prep.split && !(onlyUsedBy(prep.split.getValues(), fused) &&
+                                    onlyUsedBy(prep.split.getIndices(), fused));
+  spec.storeResidual =
+      prep.residual && !(onlyUsedBy(prep.residual.getValues(), fused) &&
+                         onlyUsedBy(prep.residual.getIndices(), fused));
   spec.rows = chain.m;
   spec.cols = chain.k;
   spec.inputElementType = inputType.getElementType();

@@ -13,7 +13,7 @@
 
 // CHECK-LABEL: module attributes {fp4.gpu_manifest
 // CHECK-SAME: variant = "activation_prep_mxfp4_top2_residual_sparse24"
-// CHECK-SAME: args = ["input", "outliers.values", "outliers.indices", "quantized.codes", "quantized.scales", "residual.values", "residual.indices", "stacked0", "residual.sparse_values", "residual.sparse_meta"]
+// CHECK-SAME: args = ["input", "quantized.codes", "quantized.scales", "stacked0", "residual.sparse_values", "residual.sparse_meta"]
 // CHECK-SAME: variant = "prefill_w4a16_smem_sparse24_entries", grid = [1, 1, 1], block = [256, 1, 1], shared_bytes = {{[0-9]+}}, args = ["stacked0", "weight.codes", "weight.scales", "residual.sparse_values", "residual.sparse_meta", "weights.values", "weights.indices", "result"]>
 // CHECK-NOT: stacked_epilogue
 // CHECK-LABEL: func.func @full_recipe
