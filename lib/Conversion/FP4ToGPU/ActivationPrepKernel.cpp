@@ -324,14 +324,21 @@ LogicalResult mlir::fp4::planActivationPrep(const ActivationPrepKernelSpec &spec
     reason = "the scheme's CTA size limit is not whole warps";
     return failure();
   }
-  if (spec.compressedResidual &&
-      (spec.residualBlock != 4 || spec.residualK != 2 ||
-       !spec.residualValuesType || !spec.residualValuesType.isBF16() ||
-       spec.cols % 32 != 0 || spec.transposedSum)) {
-    reason = "the compressed residual is a bf16 2:4 residual (block 4, top "
-             "2) with K a multiple of 32, for the prefill kernel (no "
-             "transposed sum)";
-    return failure();
+  if (spec.compressedResidual) {
+    std::string why;
+    if (spec.residualBlock != 4 || spec.residualK != 2 ||
+        !spec.residualValuesType || !spec.residualValuesType.isBF16())
+      why = "the compressed residual is a bf16 2:4 one (block 4, top 2)";
+    else if (spec.cols % 32 != 0)
+      why = "the compressed residual needs K a multiple of 32 (mma.sp "
+            "m16n8k32 steps), K = " + std::to_string(spec.cols);
+    else if (spec.transposedSum)
+      why = "the compressed residual is for the prefill kernel (no "
+            "transposed sum)";
+    if (!why.empty()) {
+      reason = why;
+      return failure();
+    }
   }
   int64_t stacked = 0;
   for (int64_t g : spec.outputGroups)

@@ -78,16 +78,16 @@ constexpr int64_t kStagedSumKUnroll = 512;
 /// accumulators, from the same dequantized weight tile
 /// (MatmulKernelSpec::sparseLhs). Returns the product's spec (arguments
 /// not yet added) when both kernels take the chain, else none: the chain
-/// then keeps the stacked rows.
+/// then keeps the stacked rows, and `why` says why when the chain has a
+/// prefill residual that could have gone there.
 static std::optional<MatmulKernelSpec>
 sparsePrefillSpec(const FusedCorrectionChain &chain,
                   const FusedActivationPrep &prep, const GPUTarget &target,
-                  GPUConfigAttr prefillConfig) {
+                  GPUConfigAttr prefillConfig, std::string &why) {
   if (chain.decode || !prep.residual || chain.groups.size() != 2 ||
       !chain.groups[0].dense || chain.groups[1].dense ||
       chain.groups[1].values != ResidualOp(prep.residual).getValues())
     return std::nullopt;
-  std::string why;
   ActivationPrepKernelSpec prepSpec = prep.spec;
   prepSpec.compressedResidual = true;
   prepSpec.outputGroups = {1};
@@ -520,11 +520,18 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     FailureOr<FusedActivationPrep> prep = analyzeActivationPrep(chain, noPrep);
     // Decided before any IR changes (both kernels were asked).
     std::optional<MatmulKernelSpec> sparseSpec;
-    if (succeeded(prep))
+    if (succeeded(prep)) {
+      std::string notSparse;
       sparseSpec = sparsePrefillSpec(
           chain, *prep, hooks.target,
           selectGPUConfigForFamily(rewriter.getContext(),
-                                   GPUKernelFamily::Prefill, hooks.options));
+                                   GPUKernelFamily::Prefill, hooks.options),
+          notSparse);
+      if (!sparseSpec && !notSparse.empty() && hooks.remarks)
+        end->emitRemark() << "the 2:4 residual runs as stacked dense rows, "
+                             "not on the sparse tensor cores: "
+                          << notSparse;
+    }
     if (sparseSpec)
       stack.outputGroups = {1};
     FailureOr<SmallVector<Value>> stacked;

@@ -10,6 +10,10 @@
 // assembles the kernels.
 // RUN: fp4-opt %s -split-input-file -verify-diagnostics -convert-fp4-to-gpu="chip=sm_90" | FileCheck %s
 // RUN: fp4-opt %s -split-input-file -convert-fp4-to-gpu="chip=sm_80" | FileCheck %s --check-prefix=SM80
+// Where the residual stays stacked rows, a remark says why (expected-remark
+// below; on sm_80 for every chain).
+// RUN: fp4-opt %s -split-input-file -convert-fp4-to-gpu="chip=sm_80" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK80
+// REMARK80: remark: the 2:4 residual runs as stacked dense rows, not on the sparse tensor cores: prefill: the 2:4-sparse lhs needs mma.sp::ordered_metadata (PTX 8.5; sm_80 targets PTX 7.0)
 
 // CHECK-LABEL: module attributes {fp4.gpu_manifest
 // CHECK-SAME: variant = "activation_prep_mxfp4_top2_residual_sparse24"
@@ -71,6 +75,7 @@ func.func @k_not_multiple_of_32(%x: tensor<64x48xbf16>, %w: tensor<8x48xbf16>) -
   %rv, %ri = fp4.residual %x, %qx block 4 top 2 : tensor<64x48xbf16>, !fp4.tensor<64x48xf4E2M1FN, #fp4.mxfp4<block_size = 16>, axis = 1> -> tensor<64x12x2xbf16>, tensor<64x12x2xi8>
   %qw = fp4.quantize %w : tensor<8x48xbf16> -> !fp4.tensor<8x48xf4E2M1FN, #fp4.mxfp4<block_size = 16>, axis = 1>
   %y0 = fp4.matmul %qx, %qw : !fp4.tensor<64x48xf4E2M1FN, #fp4.mxfp4<block_size = 16>, axis = 1>, !fp4.tensor<8x48xf4E2M1FN, #fp4.mxfp4<block_size = 16>, axis = 1> -> tensor<64x8xf32>
+  // expected-remark @below {{the 2:4 residual runs as stacked dense rows, not on the sparse tensor cores: the compressed residual needs K a multiple of 32 (mma.sp m16n8k32 steps), K = 48}}
   %y1 = fp4.correction_matmul (%rv, %ri block 4), (%qw) acc %y0 : (tensor<64x12x2xbf16>, tensor<64x12x2xi8>), (!fp4.tensor<8x48xf4E2M1FN, #fp4.mxfp4<block_size = 16>, axis = 1>), tensor<64x8xf32> -> tensor<64x8xf32>
   return %y1 : tensor<64x8xf32>
 }
