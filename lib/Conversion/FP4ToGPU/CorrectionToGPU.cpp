@@ -669,10 +669,14 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
       // at 256 (1024: 25.7; prefetch 1 with either: slower; other CTA
       // shapes: slower), docs/perf/decode_staged_sweep_2026-12-04.txt.
       // Only where K gives that CTA shape's two K warps whole iterations (a
-      // short K would run masked ones).
+      // short K would run masked ones), and for at most 2 entries per
+      // 32-element unit: top-4 measured slower at 512 (outlier_k4, same
+      // shape: 34.8 us against 31.4, docs/perf/gpu_all_2026-12-04_s9.txt).
       GPUConfigOverrides overrides = hooks.options;
+      int64_t unitEntries =
+          epilogue.outlierEntries * (chain.weightBlockSize == 16 ? 2 : 1);
       if (chain.weightValues && !overrides.decodeKUnroll &&
-          k % (2 * kStagedSumKUnroll) == 0)
+          k % (2 * kStagedSumKUnroll) == 0 && unitEntries <= 2)
         overrides.decodeKUnroll = kStagedSumKUnroll;
       FailureOr<SmallVector<Value>> fused =
           launchMatmul(end, spec, inputs, outputs, GPUKernelFamily::Decode,
