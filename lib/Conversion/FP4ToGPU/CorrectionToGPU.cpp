@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <memory>
 #include <type_traits>
@@ -110,8 +111,10 @@ sparsePrefillSpec(const FusedCorrectionChain &chain,
 template <typename OpTy>
 struct CorrectionPattern : public OpRewritePattern<OpTy> {
   CorrectionPattern(MLIRContext *ctx, const FP4GPULaunchHooks &hooks,
-                    std::shared_ptr<LoweredSplits> splits)
-      : OpRewritePattern<OpTy>(ctx), hooks(hooks), splits(std::move(splits)) {}
+                    std::shared_ptr<LoweredSplits> splits,
+                    std::shared_ptr<llvm::DenseSet<Operation *>> remarked)
+      : OpRewritePattern<OpTy>(ctx), hooks(hooks), splits(std::move(splits)),
+        remarkedChains(std::move(remarked)) {}
 
   /// The chain analysis' view of this conversion (FusedCorrectionChain.h).
   ChainAnalysisContext chainContext() const {
@@ -186,6 +189,10 @@ struct CorrectionPattern : public OpRewritePattern<OpTy> {
   const FP4GPULaunchHooks &hooks;
   /// Shared by the patterns of one set: the splits converted so far.
   std::shared_ptr<LoweredSplits> splits;
+  /// The ends of the chains whose term-by-term remark was emitted (each
+  /// link, lowered in turn, would otherwise see the rest of the chain and
+  /// say it again).
+  std::shared_ptr<llvm::DenseSet<Operation *>> remarkedChains;
 };
 
 /// Appends an output argument and its (name, type) for emitHost.
@@ -420,13 +427,15 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
         return rewriter.notifyMatchFailure(op, "fused into the chain's end");
       return lowerFusedChain(*chain, op, rewriter);
     }
-    // Still on the GPU, but term by term: say why once, at the chain's
-    // first correction product (the walk reaches it first; once it is
-    // lowered, the later links no longer see the chain).
-    bool firstLink =
-        !op.getAcc() || !op.getAcc().getDefiningOp<CorrectionMatmulOp>();
-    if (prefillWeightPartUnfused && firstLink && hooks.remarks)
+    // Still on the GPU, but term by term: say why once per chain, at the
+    // first link the walk reaches (the later links, lowered in turn, still
+    // see the rest of the chain and its end).
+    if (prefillWeightPartUnfused && hooks.remarks &&
+        remarkedChains->insert(end.getOperation()).second)
       op->emitRemark() << unfused;
+    // The end is lowered (and erased) now; a later op may reuse its address.
+    if (end == op)
+      remarkedChains->erase(end.getOperation());
     RankedTensorType resultType = op.getResult().getType();
     for (Value v : op->getOperands())
       if (!cast<ShapedType>(v.getType()).hasStaticShape())
@@ -1051,7 +1060,9 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
 void mlir::fp4::populateFP4CorrectionToGPUPatterns(
     RewritePatternSet &patterns, const FP4GPULaunchHooks &hooks) {
   auto splits = std::make_shared<LoweredSplits>();
+  auto remarked = std::make_shared<llvm::DenseSet<Operation *>>();
   patterns.add<BlockTopKToGPU<SplitOutliersOp>, BlockTopKToGPU<ResidualOp>,
                SplitChannelsToGPU, RotateToGPU, PermuteToGPU,
-               CorrectionMatmulToGPU>(patterns.getContext(), hooks, splits);
+               CorrectionMatmulToGPU>(patterns.getContext(), hooks, splits,
+                                      remarked);
 }

@@ -13,6 +13,13 @@
 // Where the residual stays stacked rows, a remark says why (expected-remark
 // below; on sm_80 for every chain).
 // RUN: fp4-opt %s -split-input-file -convert-fp4-to-gpu="chip=sm_80" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK80
+// With the register form of the prefill kernel neither the weight entries
+// nor the sparse residual fit: the full recipe runs term by term, said once
+// per chain, and the outer-acc chain keeps its residual as stacked rows.
+// RUN: fp4-opt %s -split-input-file -convert-fp4-to-gpu="chip=sm_90 prefill-dequant=registers" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REG
+// REG: remark: the weight's block-sparse part at prefill sizes is not taken by the prefill kernel
+// REG-NOT: remark: the weight's block-sparse part
+// REG: remark: the 2:4 residual runs as stacked dense rows, not on the sparse tensor cores: prefill: the 2:4-sparse lhs needs W4A16 with prefill-dequant=shared
 // REMARK80: remark: the 2:4 residual runs as stacked dense rows, not on the sparse tensor cores: prefill: the 2:4-sparse lhs needs mma.sp::ordered_metadata (PTX 8.5; sm_80 targets PTX 7.0)
 
 // CHECK-LABEL: module attributes {fp4.gpu_manifest
