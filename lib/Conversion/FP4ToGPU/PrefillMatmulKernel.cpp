@@ -42,6 +42,13 @@
 // stages and warp tiles that are multiples of 16x16; other configurations
 // fall back to the register form ("registers"), described above.
 //
+// A fused correction chain may add a 2:4-sparse second lhs
+// (MatmulKernelSpec::sparseLhs, the activation's residual, compressed by
+// the activation prep): its values and metadata tiles ride the same ring,
+// and per k32 step its mma.sp m16n8k32 (ordered metadata) adds into the
+// same accumulators from the same dequantized W fragments
+// (mmaTileSharedSparse); variant suffix _sparse24.
+//
 // Scales are exact in bf16 up to a power of two, which, with the NVFP4
 // tensor scales, is applied to the f32 accumulators in the epilogue; the
 // epilogue converts to the result type and stores with row/column guards.
@@ -747,6 +754,8 @@ std::array<Value, 4> PrefillEmitter::ldmatrixX4(Value view,
 SmallVector<Value> PrefillEmitter::mmaTileShared(Value aView, Value aSlot,
                                                  Value bSlot,
                                                  ValueRange accIn) {
+  if (p.sparse)
+    return mmaTileSharedSparse(aView, aSlot, bSlot, accIn);
   SmallVector<Value> acc(accIn);
   // ldmatrix.x4: lanes 8j..8j+7 give the row addresses of 8x8 matrix j,
   // whose rows land as register j of every lane (lane (g, q) holds row g,
@@ -763,8 +772,6 @@ SmallVector<Value> PrefillEmitter::mmaTileShared(Value aView, Value aSlot,
   Value bRowLane = add(mul(div(lane, 16), 8), rem(lane, 8));
   Value bChunkLane = rem(div(lane, 8), 2);
   Value aRow = add(warpRow, aRowLane), bRow = add(warpCol, bRowLane);
-  if (p.sparse)
-    return mmaTileSharedSparse(aView, aSlot, bSlot, acc);
   for (int64_t ks = 0; ks < p.bk / 16; ++ks) {
     Value aCol = mul(xorI(add(aChunkLane, 2 * ks), rowSwizzle), 8);
     Value bCol = mul(xorI(add(bChunkLane, 2 * ks), rowSwizzle), 8);
