@@ -233,11 +233,12 @@ void storeCompressedResidual(OpBuilder &b, Location loc, const ChunkTopK &r,
     Value hi = ops.selecti(swap, first.index, second.index);
     Value vLo = ops.selectf(swap, second.value, first.value);
     Value vHi = ops.selectf(swap, first.value, second.value);
-    for (auto [j, v] : llvm::enumerate(ArrayRef<Value>{vLo, vHi})) {
+    const Value pair[2] = {vLo, vHi};
+    for (int64_t j = 0; j < 2; ++j) {
       Value at = arith::AddIOp::create(b, loc, valueCol,
                                        indexConst(b, loc, 2 * s + j));
-      memref::StoreOp::create(b, loc, roundFromF32(b, loc, v, bf16), values,
-                              ValueRange{row, at});
+      memref::StoreOp::create(b, loc, roundFromF32(b, loc, pair[j], bf16),
+                              values, ValueRange{row, at});
     }
     Value nibble = ops.ori(lo, ops.shli(hi, ops.i32(2)));
     if (s % 2 == 0) {
