@@ -334,3 +334,29 @@ def test_prep_declines_when_rest_is_used():
     stems = [l["name"].rsplit("_", 1)[0] for l in manifest]
     assert "fp4_activation_prep" not in stems, stems
     assert "fp4_stack_activations" in stems and "fp4_split_outliers" in stems
+
+
+def test_prefill_sparse_metadata_is_checked():
+    """The interpreter's mma.sp model rejects a position pair that is not
+    strictly ascending (undefined on the hardware), so the tests above
+    would catch a prep writing bad metadata: metadata bytes of 0x44 (read
+    back as positions (0, 0)) fail the prefill kernel."""
+    m, n, k = 40, 37, 128
+    kernels, manifest = compile_op(recipe_mlir(m, n, k, False, False, True,
+                                               False))
+    matmul = [l for l in manifest if l["name"].startswith("fp4_matmul")][0]
+    assert matmul["variant"] == "prefill_w4a16_smem_sparse24"
+    rng = np.random.default_rng(7)
+    qw = ref.quantize(ref.round_to_bf16(
+        rng.standard_normal((n, k)).astype(np.float32)), scheme="mxfp4",
+        block_size=32)
+    inputs = {"stacked0": np.zeros((m, k), np.uint16),
+              "weight.codes": qw.codes,
+              "weight.scales": qw.scales.view(np.uint8),
+              "residual.sparse_values": np.zeros((m, k // 2), np.uint16),
+              "residual.sparse_meta": np.full((m, k // 8), 0x44, np.uint8)}
+    args = [buffer_for(name, dtype, shape, inputs.get(name))
+            for name, dtype, shape, _ in matmul["args"]]
+    with pytest.raises(AssertionError, match="mma.sp metadata nibble"):
+        interp.run_kernel(kernels[matmul["name"]], matmul["grid"],
+                          matmul["block"], args, matmul["shared_bytes"])

@@ -1,0 +1,47 @@
+//===- ChipDescriptionTest.cpp - the chip table and its PTX versions ------===//
+//
+// The chip description feeds nvvm-attach-target's PTX features and the
+// kernel builders' capability checks; the prefill kernel's 2:4 residual
+// (mma.sp::ordered_metadata) is taken only where ptxVersion() >= 85.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp4/Conversion/FP4ToGPU/ChipDescription.h"
+
+#include "gtest/gtest.h"
+
+#include <string>
+
+using namespace mlir::fp4;
+
+TEST(ChipDescription, TableIsInEnumOrder) {
+  for (const ChipDescription &chip : getChipDescriptions())
+    EXPECT_EQ(&getChipDescription(chip.kind), &chip) << chip.chip.str();
+}
+
+TEST(ChipDescription, PtxVersionOfEveryRow) {
+  for (const ChipDescription &chip : getChipDescriptions()) {
+    int64_t version = chip.ptxVersion();
+    // bf16 mma.sync and cp.async need PTX 7.0 at least.
+    EXPECT_GE(version, 70) << chip.chip.str();
+    EXPECT_EQ("+ptx" + std::to_string(version), chip.ptxFeatures.str());
+  }
+}
+
+TEST(ChipDescription, HopperTargetsOrderedSparseMetadata) {
+  for (GPUChip kind : {GPUChip::SM90, GPUChip::SM90a}) {
+    const ChipDescription &chip = getChipDescription(kind);
+    EXPECT_TRUE(chip.hasSparseMMA) << chip.chip.str();
+    EXPECT_GE(chip.ptxVersion(), 85) << chip.chip.str();
+  }
+  // Ampere stays at LLVM 22's minimum: no ordered metadata there.
+  EXPECT_LT(getChipDescription(GPUChip::SM80).ptxVersion(), 85);
+}
+
+TEST(ChipDescription, MalformedFeaturesHaveNoVersion) {
+  ChipDescription chip = getChipDescription(GPUChip::SM90);
+  for (const char *features : {"ptx85", "+ptx", "+ptx8x", "", "+sm_90"}) {
+    chip.ptxFeatures = features;
+    EXPECT_EQ(chip.ptxVersion(), 0) << features;
+  }
+}
