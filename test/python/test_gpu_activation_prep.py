@@ -83,6 +83,24 @@ def recipe_mlir(m, n, k, rotate, split, residual, weight_outliers,
             f"{lines}\n  return {', '.join(rets)} : {', '.join(tys)}\n}}\n")
 
 
+def run_plan(kernels, launches, inputs):
+    """Runs `launches` in order on the interpreter, buffers shared by
+    argument name (the plan names a buffer alike in its producer and its
+    consumers); `inputs` by name. Returns every buffer as an array."""
+    buffers = {}
+    for launch in launches:
+        args = []
+        for name, dtype, shape, _ in launch["args"]:
+            if name not in buffers:
+                buffers[name] = buffer_for(name, dtype, shape,
+                                           inputs.get(name))
+            args.append(buffers[name])
+        interp.run_kernel(kernels[launch["name"]], launch["grid"],
+                          launch["block"], args, launch.get("shared_bytes"))
+    return {name: b.bytes.view(b.dtype).reshape(b.shape)
+            for name, b in buffers.items()}
+
+
 def with_entries(dense, values, indices, block):
     """The stacker's sum: each entry added (in f32, in slot order) to the
     dense element at its column; the others keep their bits (-0.0 too)."""
@@ -159,17 +177,7 @@ def test_activation_prep(m, rotate, split, residual, weight_outliers, rotated,
               "weight.scales": qw.scales.view(np.uint8),
               "weights.values": bf16_bits(wv), "weights.indices": wi}
     deq_w = ref.dequantize(qw).astype(np.float64)
-    buffers = {}
-    for launch in manifest:
-        args = []
-        for name, dtype, shape, _ in launch["args"]:
-            if name not in buffers:
-                buffers[name] = buffer_for(name, dtype, shape, inputs.get(name))
-            args.append(buffers[name])
-        interp.run_kernel(kernels[launch["name"]], launch["grid"],
-                          launch["block"], args)
-    got = {name: b.bytes.view(b.dtype).reshape(b.shape)
-           for name, b in buffers.items()}
+    got = run_plan(kernels, manifest, inputs)
 
     # The ops' results, bit for bit.
     assert np.array_equal(got["quantized.codes"], qx.codes)
@@ -280,18 +288,7 @@ def test_prefill_sparse_residual(m, n, k, rotate, split, weight_outliers):
               "weight.scales": qw.scales.view(np.uint8)}
     if weight_outliers:
         inputs.update({"weights.values": bf16_bits(wv), "weights.indices": wi})
-    buffers = {}
-    for launch in launches:
-        args = []
-        for name, dtype, shape, _ in launch["args"]:
-            if name not in buffers:
-                buffers[name] = buffer_for(name, dtype, shape,
-                                           inputs.get(name))
-            args.append(buffers[name])
-        interp.run_kernel(kernels[launch["name"]], launch["grid"],
-                          launch["block"], args, launch["shared_bytes"])
-    got = {name: b.bytes.view(b.dtype).reshape(b.shape)
-           for name, b in buffers.items()}
+    got = run_plan(kernels, launches, inputs)
 
     # The ops' results and the dense rows, bit for bit; the compressed
     # residual in mma.sp's order.
@@ -360,3 +357,47 @@ def test_prefill_sparse_metadata_is_checked():
     with pytest.raises(AssertionError, match="mma.sp metadata nibble"):
         interp.run_kernel(kernels[matmul["name"]], matmul["grid"],
                           matmul["block"], args, matmul["shared_bytes"])
+
+
+def test_prefill_sparse_residual_outer_acc():
+    """A chain that adds to an outer acc: the sparse prefill product goes
+    to an f32 buffer and the epilogue kernel (one row group) adds the acc
+    and rounds once. Every launch of the plan runs on the interpreter."""
+    m, n, k = 40, 37, 96
+    t = lambda *d: "tensor<" + "x".join(str(v) for v in d) + ">"
+    y = t(m, n, "bf16")
+    rv, ri = t(m, k // 4, 2, "bf16"), t(m, k // 4, 2, "i8")
+    qx, qw = qtype(m, k), qtype(n, k)
+    mlir = (
+        f"func.func @f(%x: {t(m, k, 'bf16')}, %qw: {qw}, %acc: {y}) -> {y} {{\n"
+        f"  %qx = fp4.quantize %x : {t(m, k, 'bf16')} -> {qx}\n"
+        f"  %rv, %ri = fp4.residual %x, %qx block 4 top 2 : {t(m, k, 'bf16')}, {qx} -> {rv}, {ri}\n"
+        f"  %y0 = fp4.correction_matmul (%qx), (%qw) acc %acc : ({qx}), ({qw}), {y} -> {t(m, n, 'f32')}\n"
+        f"  %y1 = fp4.correction_matmul (%rv, %ri block 4), (%qw) acc %y0 : ({rv}, {ri}), ({qw}), {t(m, n, 'f32')} -> {y}\n"
+        f"  return %y1 : {y}\n}}\n")
+    kernels, manifest = compile_op(mlir)
+    assert [(l["name"].rsplit("_", 1)[0], l["variant"]) for l in manifest] == [
+        ("fp4_activation_prep", "activation_prep_mxfp4_residual_sparse24"),
+        ("fp4_matmul", "prefill_w4a16_smem_sparse24"),
+        ("fp4_stacked_epilogue", "stacked_epilogue")], manifest
+
+    rng = np.random.default_rng(11)
+    x = ref.round_to_bf16(rng.standard_normal((m, k)).astype(np.float32))
+    w = ref.round_to_bf16(rng.standard_normal((n, k)).astype(np.float32))
+    q = ref.quantize(w, scheme="mxfp4", block_size=32)
+    acc = ref.round_to_bf16(rng.standard_normal((m, n)).astype(np.float32))
+    inputs = {"input": bf16_bits(x), "weight.codes": q.codes,
+              "weight.scales": q.scales.view(np.uint8), "acc": bf16_bits(acc)}
+    got = from_bf16(run_plan(kernels, manifest, inputs)["result"])
+
+    qxr = ref.quantize(x, scheme="mxfp4", block_size=32)
+    rvr, rir = ref.sparse_residual(x, "mxfp4", block_size=4, k=2)
+    x64 = (ref.dequantize(qxr).astype(np.float64) +
+           ref.scatter_sparse(rvr, rir, 4))
+    y64 = acc.astype(np.float64) + x64 @ ref.dequantize(q).astype(np.float64).T
+    # One bf16 rounding of the f32 sum: within a bf16 ulp of the f64 value.
+    assert np.all(np.abs(got - y64) <= 2.0 ** -7 * np.abs(y64) + 1e-30)
+    without = acc.astype(np.float64) + (
+        ref.dequantize(qxr).astype(np.float64) @
+        ref.dequantize(q).astype(np.float64).T)
+    assert np.abs(got - without).max() > 10 * np.abs(got - y64).max()

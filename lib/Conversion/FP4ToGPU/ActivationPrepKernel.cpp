@@ -220,6 +220,9 @@ Value addSlots(ArithOps &ops, const ChunkTopK &r, int64_t j, Value init,
 /// lo | hi << 2; two blocks per metadata byte, stored XOR 0x44.
 void storeCompressedResidual(OpBuilder &b, Location loc, const ChunkTopK &r,
                              Value values, Value meta, Value row, Value col) {
+  // A chunk is a multiple of 8 elements: whole metadata bytes.
+  assert(r.lanes == 1 && r.slots.size() % 2 == 0 &&
+         "the compressed residual packs two 4-blocks of a chunk per byte");
   ArithOps ops(b, loc);
   Type bf16 = b.getBF16Type();
   Value valueCol = arith::DivUIOp::create(b, loc, col, indexConst(b, loc, 2));

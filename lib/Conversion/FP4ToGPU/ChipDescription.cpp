@@ -4,8 +4,8 @@
 // the PTX ISA (instruction availability per target); the PTX versions are
 // LLVM 22's minimum for each chip (toolchain.md), except Hopper's: 8.5,
 // the first with mma.sp::ordered_metadata (the prefill kernel's 2:4 sparse
-// residual; Hopper's sparse MMA takes ordered metadata). The bf16 mma.sync
-// every kernel uses needs sm_80, so nothing older is listed.
+// residual, whose layout and rate were measured in that form). The bf16
+// mma.sync every kernel uses needs sm_80, so nothing older is listed.
 //
 //===----------------------------------------------------------------------===//
 

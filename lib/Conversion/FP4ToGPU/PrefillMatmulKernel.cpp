@@ -302,6 +302,9 @@ private:
 
   /// An mma.sync m16n8k16 bf16 step: 4 A words, 2 B words, vector<4xf32>.
   Value mma(ArrayRef<Value> a, ArrayRef<Value> bw, Value c);
+  /// An mma.sp m16n8k32 bf16 step (buildMmaSpBF16): 4 compressed A words,
+  /// 4 B words, the metadata word, vector<4xf32>.
+  Value mmaSp(ArrayRef<Value> a, ArrayRef<Value> bw, Value meta, Value c);
 
   OpBuilder &b;
   Location loc;
@@ -668,6 +671,15 @@ Value PrefillEmitter::mma(ArrayRef<Value> a, ArrayRef<Value> bw, Value c) {
   return vector::FromElementsOp::create(b, loc, c.getType(), d);
 }
 
+Value PrefillEmitter::mmaSp(ArrayRef<Value> a, ArrayRef<Value> bw, Value meta,
+                            Value c) {
+  SmallVector<Value> cs;
+  for (int64_t i = 0; i < 4; ++i)
+    cs.push_back(vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{i}));
+  SmallVector<Value, 4> d = buildMmaSpBF16(b, loc, a, bw, cs, meta);
+  return vector::FromElementsOp::create(b, loc, c.getType(), d);
+}
+
 SmallVector<Value> PrefillEmitter::mmaTile(Value tile, Value aView,
                                            Value aSlot, Value stage,
                                            ValueRange rhsScales,
@@ -863,12 +875,7 @@ void PrefillEmitter::mmaSparseStep(int64_t s, Value slot,
     meta = arith::XOrIOp::create(b, loc, meta, i32(0x44444444));
     for (int64_t jn = 0; jn < p.nTiles; ++jn) {
       Value &c = acc[i * p.nTiles + jn];
-      SmallVector<Value> cs;
-      for (int64_t e = 0; e < 4; ++e)
-        cs.push_back(
-            vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{e}));
-      SmallVector<Value, 4> d = buildMmaSpBF16(b, loc, a, bw[jn], cs, meta);
-      c = vector::FromElementsOp::create(b, loc, c.getType(), d);
+      c = mmaSp(a, bw[jn], meta, c);
     }
   }
 }

@@ -37,7 +37,8 @@ struct ChipDescription {
   /// Compute capability * 10 (80, 90, 100, 120).
   int64_t smVersion;
   /// PTX ISA feature string for nvvm-attach-target: LLVM 22's minimum for
-  /// the chip (toolchain.md; the upstream default +ptx60 is rejected).
+  /// the chip (toolchain.md; the upstream default +ptx60 is rejected), 8.5
+  /// on Hopper for mma.sp::ordered_metadata.
   StringRef ptxFeatures;
   /// The PTX ISA version of ptxFeatures times 10 (85 for "+ptx85").
   int64_t ptxVersion() const;
