@@ -102,7 +102,11 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
     because its block-sparse weight part at prefill sizes cannot join the
     product (not provably disjoint from the quantized weight, or not taken
     by the prefill kernel's configuration) gets a remark saying why at its
-    first product. The format-specific parts
+    first product. At prefill sizes a chain's 2:4 activation residual runs
+    on sparse tensor cores (`mma.sp`) inside the one prefill kernel; where
+    it cannot (K not a multiple of 32, a chip targeting PTX below 8.5, the
+    register form of the prefill kernel) it stays a stacked dense row group,
+    with a remark saying why. The format-specific parts
     of the kernels come from each scheme's SchemeGPULoweringAttrInterface
     model. An unknown chip or enum value fails at option parsing with the
     valid values; `native-fp4` on a chip without FP4 instructions (or where
@@ -114,8 +118,9 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
            /*default=*/"\"fp4_kernels\"", "Name of the generated gpu.module">,
     Option<"remarks", "remarks", "bool", /*default=*/"true",
            "Emit a remark 'stays on the host: <reason>' for every op the "
-           "patterns decline, and one for a recipe chain that runs term by "
-           "term instead of fused">
+           "patterns decline, one for a recipe chain that runs term by "
+           "term instead of fused, and one for a prefill 2:4 residual that "
+           "stays stacked dense rows instead of mma.sp">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
