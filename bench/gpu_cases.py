@@ -42,10 +42,14 @@ CASES = [
     matmul("mm_m1_n14336_k4096", 1, 14336, 4096, bench=True),
     matmul("mm_m1_n4096_k14336", 1, 4096, 14336, bench=True),
     matmul("mm_m16_n14336_k4096", 16, 14336, 4096, bench=True),
+    # The prefill family's medium class (M 17..64: GPUConfigSelection.cpp).
+    matmul("mm_m32_n14336_k4096", 32, 14336, 4096, bench=True),
+    matmul("mm_m64_n14336_k4096", 64, 14336, 4096, bench=True),
     matmul("mm_m128_n14336_k4096", 128, 14336, 4096, bench=True),
     matmul("mm_m4096_n4096_k4096", 4096, 4096, 4096, bench=True),
     matmul("w4a4_m1_n14336_k4096", 1, 14336, 4096, w4a4=True, bench=True),
     matmul("w4a4_m16_n14336_k4096", 16, 14336, 4096, w4a4=True, bench=True),
+    matmul("w4a4_m32_n14336_k4096", 32, 14336, 4096, w4a4=True, bench=True),
     matmul("w4a4_m4096_n4096_k4096", 4096, 4096, 4096, w4a4=True, bench=True),
     matmul("nv_m1_n14336_k4096", 1, 14336, 4096, scheme="nvfp4", bench=True),
     matmul("nv_m4096_n4096_k4096", 4096, 4096, 4096, scheme="nvfp4",
@@ -60,6 +64,10 @@ CASES = [
     matmul("tail_w4a4_m150_n70_k96", 150, 70, 96, w4a4=True),
     matmul("tail_nv_m7_n33_k48", 7, 33, 48, scheme="nvfp4"),
     matmul("tail_nv_m140_n40_k80", 140, 40, 80, scheme="nvfp4", out="f16"),
+    # Medium-class tails: partial row, column and K (128) tiles.
+    matmul("tail_m40_n200_k288", 40, 200, 288, out="bf16"),
+    matmul("tail_w4a4_m17_n77_k224", 17, 77, 224, w4a4=True),
+    matmul("tail_nv_m50_n40_k80", 50, 40, 80, scheme="nvfp4"),
     # Activation quantizers.
     quantize("q_4096x4096", 4096, 4096, bench=True),
     quantize("q_h32_4096x4096", 4096, 4096, rotate=32, seed=7, bench=True),

@@ -59,14 +59,20 @@ RECIPES = {
                           ["-fp4-residual=operands=weights"]),
 }
 
-SHAPES = [(1, 200, 352), (16, 77, 224), (130, 77, 224)]  # decode, decode, prefill
+# decode (M = 1, and M = 8: the stacked-row plans), the prefill kernel's
+# medium class (M = 16: correction chains from 9 rows; M = 40: a partial
+# 48-row tile), prefill.
+SHAPES = [(1, 200, 352), (8, 77, 224), (16, 77, 224), (130, 77, 224)]
 # K/32 must be even for a cross-block rotation (its size is the largest
 # power of two dividing the number of 32-blocks): 8 and 12 blocks.
 RECIPE_SHAPES = {"rotate_two_level": [(1, 200, 256), (16, 77, 384),
                                       (130, 77, 256)],
                  # K * M f32 of activation sum beyond 32 KB with 64+ entries
-                 # per slice row: the sliced weight-outlier epilogue.
-                 "outlier_k4": SHAPES + [(16, 77, 2560)]}
+                 # per slice row: the sliced weight-outlier epilogue (a
+                 # decode plan: at most 8 rows).
+                 "outlier_k4": SHAPES + [(8, 77, 2560)],
+                 "outlier_k2": SHAPES + [(40, 77, 224)],
+                 "rot_outl_resid": SHAPES + [(12, 77, 352), (40, 77, 224)]}
 
 CHECK_CASES = [dict(name=f"recipe_{r}_m{m}_n{n}_k{k}", recipe=r, m=m, n=n, k=k)
                for r in RECIPES for (m, n, k) in RECIPE_SHAPES.get(r, SHAPES)]
@@ -365,22 +371,30 @@ def resources(blobs):
             "\n    }\n  }\n#-}\n")
 
 
-def bench_mlir(case):
+# From this M the weight outliers go to the prefill kernel (its medium tile
+# at 9..16 rows: ChipDescription::correctionPrefillMinM), which needs them
+# proven (folded constants).
+FOLDED_FROM_M = 9
+
+
+def bench_mlir(case, fold_weight=None):
     """The recipe as the passes leave it after fp4-fold-constants: the
     weight-side parts are function arguments (their buffers are what the
     benchmark times), except where the plan depends on what the folded
-    constants are: weight outliers at prefill sizes join the product only
-    when the compiler proves the quantized weight +-0 at their positions,
-    which it checks on constants (FusedCorrectionChain.h), so those rows
-    carry the weight parts as constants built like fp4-fold-constants'
-    (folded_weight). Either way the kernels read the same buffers."""
+    constants are: weight outliers on the prefill kernel (M >=
+    FOLDED_FROM_M) join the product only when the compiler proves the
+    quantized weight +-0 at their positions, which it checks on constants
+    (FusedCorrectionChain.h), so those rows carry the weight parts as
+    constants built like fp4-fold-constants' (folded_weight); `fold_weight`
+    forces either form. Either way the kernels read the same buffers."""
     r, m, n, k = case["recipe"], case["m"], case["n"], case["k"]
     t = lambda *d: "tensor<" + "x".join(str(v) for v in d) + ">"
     q = lambda rows: f"!fp4.tensor<{rows}x{k}xf4E2M1FN, #fp4.mxfp4, axis = 1>"
     y = t(m, n, "f32")
     topk = {"outlier_k1": 1, "outlier_k2": 2, "outlier_k4": 4, "full": 2,
             "full_act": 2}.get(r)
-    folded = bool(topk) and r != "full_act" and m > 16
+    folded = bool(topk) and r != "full_act" and (
+        m >= FOLDED_FROM_M if fold_weight is None else fold_weight)
     blobs, body = folded_weight(n, k, topk) if folded else ({}, [])
     args = [f"%x: {t(m, k, 'bf16')}"] + ([] if folded else [f"%qw: {q(n)}"])
     x_ty = t(m, k, "bf16")

@@ -238,6 +238,10 @@ PREFILL_CASES = [
     (40, 37, 224, False, False, False),  # residual alone; a partial K tile
     (136, 150, 224, True, True, False),  # CTAs along M and N, partial both
     (136, 150, 256, False, True, True),  # two full K tiles, entries
+    # Decode-sized chains from 9 rows take the medium class's 16-row tile
+    # (ChipDescription::correctionPrefillMinM): 64 columns, K steps of 128.
+    (16, 70, 352, True, True, True),     # the full recipe; partial N, K tiles
+    (12, 37, 224, False, True, True),    # a partial row tile
 ]
 
 

@@ -45,3 +45,19 @@ TEST(ChipDescription, MalformedFeaturesHaveNoVersion) {
     EXPECT_EQ(chip.ptxVersion(), 0) << features;
   }
 }
+
+// The M boundaries of the selection: the medium prefill class starts above
+// the decode family (and ends within the 16-row warp slices' reach), and
+// correction chains leave the decode plans only inside the decode range.
+TEST(ChipDescription, MatmulClassBoundariesAreOrdered) {
+  for (const ChipDescription &chip : getChipDescriptions()) {
+    EXPECT_GT(chip.mediumMaxM, chip.decodeMaxM) << chip.chip.str();
+    EXPECT_LE(chip.mediumMaxM, 64) << chip.chip.str();
+    EXPECT_EQ(chip.mediumMaxM % 16, 0) << chip.chip.str();
+    if (chip.correctionPrefillMinM != 0) {
+      EXPECT_GT(chip.correctionPrefillMinM, 1) << chip.chip.str();
+      EXPECT_LE(chip.correctionPrefillMinM, chip.decodeMaxM)
+          << chip.chip.str();
+    }
+  }
+}

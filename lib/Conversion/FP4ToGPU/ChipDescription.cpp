@@ -26,28 +26,29 @@ constexpr int64_t kKiB = 1024;
 const ChipDescription kChips[] = {
   // kind, chip, sm, ptx, nativeFP4, fp8 mma, wgmma, tcgen05, tma, mma.sp,
   // warp group, smem per block, regs per SM, regs per thread, threads per
-  // block, warp size, native FP4 implemented, decode max M, summary
+  // block, warp size, native FP4 implemented, decode max M, medium max M,
+  // correction chains on prefill from M, summary
   {GPUChip::SM80, "sm_80", 80, "+ptx70", false, false, false, false, false,
-   true, 0, 163 * kKiB, 65536, 255, 1024, 32, false, 16,
+   true, 0, 163 * kKiB, 65536, 255, 1024, 32, false, 16, 64, 9,
    "Ampere A100: bf16 mma.sync, FP4 emulated"},
   {GPUChip::SM86, "sm_86", 86, "+ptx71", false, false, false, false, false,
-   true, 0, 99 * kKiB, 65536, 255, 1024, 32, false, 16,
+   true, 0, 99 * kKiB, 65536, 255, 1024, 32, false, 16, 64, 9,
    "Ampere GA10x: bf16 mma.sync, FP4 emulated"},
   {GPUChip::SM89, "sm_89", 89, "+ptx78", false, true, false, false, false,
-   true, 0, 99 * kKiB, 65536, 255, 1024, 32, false, 16,
+   true, 0, 99 * kKiB, 65536, 255, 1024, 32, false, 16, 64, 9,
    "Ada: FP8 mma.sync, FP4 emulated"},
   {GPUChip::SM90, "sm_90", 90, "+ptx85", false, true, false, false, true,
-   true, 128, 227 * kKiB, 65536, 255, 1024, 32, false, 16,
+   true, 128, 227 * kKiB, 65536, 255, 1024, 32, false, 16, 64, 9,
    "Hopper H100/H200 (default): TMA, FP4 emulated on bf16 mma.sync"},
   {GPUChip::SM90a, "sm_90a", 90, "+ptx85", false, true, true, false, true,
-   true, 128, 227 * kKiB, 65536, 255, 1024, 32, false, 16,
+   true, 128, 227 * kKiB, 65536, 255, 1024, 32, false, 16, 64, 9,
    "Hopper with the sm_90a features: wgmma, TMA, FP4 emulated"},
   {GPUChip::SM100a, "sm_100a", 100, "+ptx86", true, true, false, true, true,
-   true, 128, 227 * kKiB, 65536, 255, 1024, 32, false, 16,
+   true, 128, 227 * kKiB, 65536, 255, 1024, 32, false, 16, 64, 9,
    "Blackwell B200: tcgen05 block-scaled FP4 MMA (native kernels not yet "
    "generated)"},
   {GPUChip::SM120a, "sm_120a", 120, "+ptx87", true, true, false, false, true,
-   true, 0, 99 * kKiB, 65536, 255, 1024, 32, false, 16,
+   true, 0, 99 * kKiB, 65536, 255, 1024, 32, false, 16, 64, 9,
    "Blackwell RTX: block-scaled FP4 mma.sync (native kernels not yet "
    "generated)"},
 };

@@ -121,16 +121,20 @@ struct CorrectionPattern : public OpRewritePattern<OpTy> {
     return ChainAnalysisContext{
         getDecodeMaxM(hooks.target, hooks.options), *splits,
         [this](const FusedCorrectionChain &chain, std::string &reason) {
+          auto rows = static_cast<int64_t>(chain.groups.size() * chain.m);
           MatmulKernelSpec spec =
-              prefillEntriesSpec(chain, static_cast<int64_t>(
-                                            chain.groups.size() * chain.m));
+              chain.weightValues
+                  ? prefillEntriesSpec(chain, rows)
+                  : stackedProductSpec(chain, rows,
+                                       Float32Type::get(this->getContext()));
           return checkPrefillMatmulKernel(
               spec, hooks.target,
-              selectGPUConfigForFamily(this->getContext(),
-                                       GPUKernelFamily::Prefill,
-                                       hooks.options),
+              selectPrefillConfig(this->getContext(), hooks.target, spec.m,
+                                  hooks.options),
               reason);
-        }};
+        },
+        // The user's decode-max-m is the boundary as given.
+        hooks.options.decodeMaxM ? 0 : hooks.target.correctionPrefillMinM};
   }
 
   LogicalResult decline(OpTy op, PatternRewriter &rewriter,
@@ -533,8 +537,8 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
       std::string notSparse;
       sparseSpec = sparsePrefillSpec(
           chain, *prep, hooks.target,
-          selectGPUConfigForFamily(rewriter.getContext(),
-                                   GPUKernelFamily::Prefill, hooks.options),
+          selectPrefillConfig(rewriter.getContext(), hooks.target, chain.m,
+                              hooks.options),
           notSparse);
       if (!sparseSpec && !notSparse.empty() && hooks.remarks)
         end->emitRemark() << "the 2:4 residual runs as stacked dense rows, "
@@ -815,8 +819,12 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
       GPUKernelFamily family, PatternRewriter &rewriter,
       const GPUConfigOverrides *overrides = nullptr) const {
     Location loc = end.getLoc();
-    GPUConfigAttr config = selectGPUConfigForFamily(
-        rewriter.getContext(), family, overrides ? *overrides : hooks.options);
+    const GPUConfigOverrides &options = overrides ? *overrides : hooks.options;
+    GPUConfigAttr config =
+        family == GPUKernelFamily::Prefill
+            ? selectPrefillConfig(rewriter.getContext(), hooks.target, spec.m,
+                                  options)
+            : selectGPUConfigForFamily(rewriter.getContext(), family, options);
     return launch(
         end, rewriter, "fp4_matmul", spec.args, inputs, outputs,
         [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {

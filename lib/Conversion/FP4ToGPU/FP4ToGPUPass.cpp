@@ -71,6 +71,7 @@ void ConvertFP4ToGPUPass::runOnOperation() {
   if (failed(verifyGPUSelection(module, getArgument(), selection)))
     return signalPassFailure();
   FP4ToGPULoweringState state(module, chip, selection.overrides, kernelModule);
+  state.setRemarks(remarks);
   // The accuracy-recipe ops first (CorrectionToGPU.h): a correction product
   // may become an fp4.matmul, which the conversion patterns then take.
   bool missingModel = false;

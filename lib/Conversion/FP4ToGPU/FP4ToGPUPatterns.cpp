@@ -259,17 +259,22 @@ template <typename Spec>
 FailureOr<KernelPlan>
 tryFamilies(FP4ToGPULoweringState &state, Location loc, StringRef name,
             const Spec &spec, std::string &reasons,
-            ArrayRef<std::pair<KernelFamily<Spec>, GPUConfigAttr>> families) {
+            ArrayRef<std::pair<KernelFamily<Spec>, GPUConfigAttr>> families,
+            size_t *chosen = nullptr) {
   gpu::GPUModuleOp module = state.getOrCreateKernelModule();
   // Kernels are built in the gpu.module with a builder of their own: the
   // host-side rewriter sees only the launch code.
   OpBuilder b(module.getContext());
-  for (auto [family, config] : families) {
+  for (auto [index, entry] : llvm::enumerate(families)) {
+    auto [family, config] = entry;
     std::string reason;
     FailureOr<KernelPlan> plan =
         family(b, loc, module, name, spec, state.getTarget(), config, reason);
-    if (succeeded(plan))
+    if (succeeded(plan)) {
+      if (chosen)
+        *chosen = index;
       return plan;
+    }
     // A declining builder must leave nothing behind, but be robust.
     if (Operation *stale = module.lookupSymbol(name))
       stale->erase();
@@ -356,12 +361,21 @@ struct ConvertMatmul : public FP4ToGPUPattern<MatmulOp> {
     else if (config.getFamily() == GPUKernelFamily::Prefill)
       families.push_back({buildPrefillMatmulKernel, config});
     families.push_back({buildReferenceMatmulKernel, reference});
+    size_t chosen = 0;
     FailureOr<KernelPlan> plan = tryFamilies<MatmulKernelSpec>(
-        state, op.getLoc(), name, spec, reasons, families);
+        state, op.getLoc(), name, spec, reasons, families, &chosen);
     if (failed(plan))
       return rewriter.notifyMatchFailure(op, [&](Diagnostic &diag) {
         diag << "no GPU kernel for this matmul: " << reasons;
       });
+    // The reference kernel is bit-exact but untuned (orders of magnitude
+    // slower at model sizes): a user whose options or shapes led there must
+    // hear why.
+    if (chosen + 1 == families.size() && families.size() > 1 &&
+        state.remarksEnabled())
+      op->emitRemark() << "runs on the reference matmul kernel (bit-exact, "
+                          "untuned, far slower): "
+                       << reasons;
 
     Location loc = op.getLoc();
     SmallVector<Value> inputs = materializeArgs(rewriter, loc, lhs);

@@ -238,12 +238,44 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
     }
     chain.groups.push_back(group);
   }
-  chain.decode = chain.m <= ctx.decodeMaxM;
-  if (chain.weightValues && !chain.decode) {
-    // The prefill kernel writes the weight's block-sparse part into its
-    // dequantized weight tile, which is the sum only where the quantized
-    // part is +-0 (the cheap checks first: the proof may read constants).
+  // Why the prefill kernel cannot take the chain's weight outliers, if it
+  // cannot (the cheap checks first: the proof may read constants). It
+  // writes the weight's block-sparse part into its dequantized weight
+  // tile, which is the sum only where the quantized part is +-0.
+  auto prefillDeclinesWeightPart = [&]() -> std::optional<std::string> {
     auto q = cast<QuantizedTensorType>(chain.weight.getType());
+    std::string why;
+    if (!hasBF16Values(q, why))
+      return std::string("needs a weight scheme whose values are bf16 numbers");
+    if ((chain.weightBlockSize != 16 && chain.weightBlockSize % 32 != 0) ||
+        chain.k % 32 != 0)
+      return std::string("needs blocks of 16 or a multiple of 32 and K a "
+                         "multiple of 32");
+    if (!weightRestIsZeroAtEntries(chain.weight, chain.weightValues,
+                                   chain.weightIndices, chain.weightBlockSize,
+                                   splits))
+      return std::string(
+          "joins the product only where the quantized weight is provably +-0 "
+          "at its positions (outliers split from the same tensor, or folded "
+          "constants)");
+    return std::nullopt;
+  };
+  chain.decode = chain.m <= ctx.decodeMaxM;
+  // From correctionPrefillMinM rows the decode plans' stacked rows and
+  // separate outlier epilogue cost more than the prefill kernel's medium
+  // tile, which adds the 2:4 residual on mma.sp and writes the weight
+  // outliers into its weight tile (H200, 16 x 14336 x 4096: the full recipe
+  // 96 -> 56 us; docs/perf/medium_m_2026-12-04.txt). Where the prefill
+  // kernel cannot take the chain, the decode plan stays.
+  if (chain.decode && ctx.correctionPrefillMinM > 0 &&
+      chain.m >= ctx.correctionPrefillMinM &&
+      (chain.weightValues || chain.groups.size() > 1)) {
+    std::string why;
+    bool takes = ctx.prefillTakesChain &&
+                 !(chain.weightValues && prefillDeclinesWeightPart());
+    chain.decode = !(takes && succeeded(ctx.prefillTakesChain(chain, why)));
+  }
+  if (chain.weightValues && !chain.decode) {
     auto unfused = [&](const Twine &why) {
       reason = ("the weight's block-sparse part at prefill sizes " + why +
                 ": the terms run one by one")
@@ -252,21 +284,10 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
         *prefillWeightPartUnfused = true;
       return failure();
     };
+    if (std::optional<std::string> why = prefillDeclinesWeightPart())
+      return unfused(*why);
     std::string why;
-    if (!hasBF16Values(q, why))
-      return unfused("needs a weight scheme whose values are bf16 numbers");
-    if ((chain.weightBlockSize != 16 && chain.weightBlockSize % 32 != 0) ||
-        chain.k % 32 != 0)
-      return unfused("needs blocks of 16 or a multiple of 32 and K a "
-                     "multiple of 32");
-    if (!weightRestIsZeroAtEntries(chain.weight, chain.weightValues,
-                                   chain.weightIndices, chain.weightBlockSize,
-                                   splits))
-      return unfused("joins the product only where the quantized weight is "
-                     "provably +-0 at its positions (outliers split from the "
-                     "same tensor, or folded constants)");
-    if (!ctx.prefillTakesWeightEntries ||
-        failed(ctx.prefillTakesWeightEntries(chain, why)))
+    if (!ctx.prefillTakesChain || failed(ctx.prefillTakesChain(chain, why)))
       return unfused("is not taken by the prefill kernel (" + why + ")");
   }
   if (chain.weightValues && chain.decode && chain.m > 32) {

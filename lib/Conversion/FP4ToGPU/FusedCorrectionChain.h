@@ -74,15 +74,19 @@ bool weightRestIsZeroAtEntries(Value weight, Value values, Value indices,
 CorrectionMatmulOp findCorrectionChainEnd(CorrectionMatmulOp op);
 
 /// What the chain analysis needs from the conversion: the decode/prefill
-/// boundary, the splits lowered so far, and whether the prefill kernel
-/// takes a chain's weight outliers under the selected configuration. Every
+/// boundary, the splits lowered so far, whether the prefill kernel takes a
+/// chain's stacked rows (with its weight outliers, if any) under the
+/// selected configuration, and the smallest decode-sized M from which a
+/// chain with correction terms goes to the prefill kernel when it takes
+/// the chain (ChipDescription::correctionPrefillMinM; 0: never). Every
 /// pattern that asks whether a chain fuses asks with the same context, and
 /// before it changes any IR, so a chain never lowers half fused.
 struct ChainAnalysisContext {
   int64_t decodeMaxM = 0;
   const LoweredSplits &splits;
   std::function<LogicalResult(const FusedCorrectionChain &, std::string &)>
-      prefillTakesWeightEntries;
+      prefillTakesChain;
+  int64_t correctionPrefillMinM = 0;
 };
 
 /// The fusable chain ending at `last`, or failure with `reason`. At prefill

@@ -12,6 +12,8 @@
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
 #include "fp4/Dialect/FP4/IR/GPUConfig.h"
 
+#include "llvm/Support/MathExtras.h"
+
 using namespace mlir;
 using namespace mlir::fp4;
 
@@ -45,10 +47,13 @@ const OverrideKey kOverrideKeys[] = {
     {"elementwise-threads", "threads", &GPUConfigOverrides::elementwiseThreads},
 };
 
-/// A config with the overrides of `family` applied to the defaults.
+/// A config with the overrides of `family` applied to `defaults` (the
+/// family's own when null).
 GPUConfigAttr makeConfig(MLIRContext *ctx, GPUKernelFamily family,
-                         const GPUConfigOverrides &o) {
-  GPUConfigAttr defaults = getDefaultGPUConfig(ctx, family);
+                         const GPUConfigOverrides &o,
+                         GPUConfigAttr defaults = {}) {
+  if (!defaults)
+    defaults = getDefaultGPUConfig(ctx, family);
   auto pick = [&](const std::optional<int64_t> &value, int64_t fallback,
                   GPUKernelFamily owner) {
     return value && owner == family ? *value : fallback;
@@ -70,6 +75,38 @@ GPUConfigAttr makeConfig(MLIRContext *ctx, GPUKernelFamily family,
       o.prefillDequant && family == F::Prefill ? *o.prefillDequant
                                                : defaults.getDequant(),
       pick(o.elementwiseThreads, defaults.getThreads(), F::Elementwise));
+}
+
+/// Whether the options choose the prefill tile themselves (then the medium
+/// class does not replace it).
+bool overridesPrefillTile(const GPUConfigOverrides &o) {
+  return o.prefillTileM || o.prefillTileN || o.prefillTileK ||
+         o.prefillWarpsM || o.prefillWarpsN;
+}
+
+/// The prefill defaults for `rows` rows of A. Up to the chip's mediumMaxM
+/// the 128-row tile would mostly multiply padding and give too few CTAs:
+/// the tile takes roundUp(rows, 16) rows (in 16-row warp slices), 64
+/// columns at 16 rows and 128 above, and K steps of 128, which halve the
+/// pipeline's barriers per byte of weight. Measured on the H200 at N =
+/// 14336, K = 4096 (docs/perf/medium_m_2026-12-04.txt): M = 32 68.1 ->
+/// 49.1 us, M = 64 82.3 -> 63.4 us, the full recipe at M = 16 96 -> 56 us.
+GPUConfigAttr prefillDefaults(MLIRContext *ctx, const ChipDescription &chip,
+                              int64_t rows) {
+  GPUConfigAttr base = getDefaultGPUConfig(ctx, GPUKernelFamily::Prefill);
+  if (rows <= 0 || rows > chip.mediumMaxM)
+    return base;
+  int64_t tileM = llvm::alignTo(rows, 16);
+  int64_t tileN = tileM == 16 ? 64 : 128;
+  // One 16-row slice per warp up to 48 rows (384 threads); at 64 rows 16
+  // warps would leave ptxas 64 registers and a spill (W4A16), so 8 warps
+  // of 32 rows.
+  int64_t warpsM = tileM == 64 ? 2 : tileM / 16;
+  return GPUConfigAttr::get(
+      ctx, GPUKernelFamily::Prefill, base.getWarps(), base.getKUnroll(),
+      base.getRowsPerCta(), base.getSplitK(), base.getPrefetch(),
+      base.getMaxRegisters(), tileM, tileN, /*tileK=*/128, warpsM,
+      /*warpsN=*/4, base.getStages(), base.getDequant(), base.getThreads());
 }
 
 } // namespace
@@ -142,10 +179,10 @@ GPUConfigAttr mlir::fp4::selectGPUConfig(Operation *op,
     auto lhs = dyn_cast<ShapedType>(matmul.getLhs().getType());
     if (!lhs || !lhs.hasRank() || lhs.getRank() != 2 || lhs.isDynamicDim(0))
       return {};
-    GPUKernelFamily family = lhs.getDimSize(0) <= getDecodeMaxM(chip, overrides)
-                                 ? GPUKernelFamily::Decode
-                                 : GPUKernelFamily::Prefill;
-    return makeConfig(ctx, family, overrides);
+    int64_t m = lhs.getDimSize(0);
+    if (m <= getDecodeMaxM(chip, overrides))
+      return makeConfig(ctx, GPUKernelFamily::Decode, overrides);
+    return selectPrefillConfig(ctx, chip, m, overrides);
   }
   if (isa<QuantizeOp, DequantizeOp>(op))
     return makeConfig(ctx, GPUKernelFamily::Elementwise, overrides);
@@ -156,6 +193,16 @@ GPUConfigAttr
 mlir::fp4::selectGPUConfigForFamily(MLIRContext *ctx, GPUKernelFamily family,
                                     const GPUConfigOverrides &overrides) {
   return makeConfig(ctx, family, overrides);
+}
+
+GPUConfigAttr
+mlir::fp4::selectPrefillConfig(MLIRContext *ctx, const ChipDescription &chip,
+                               int64_t rows,
+                               const GPUConfigOverrides &overrides) {
+  if (overridesPrefillTile(overrides))
+    return makeConfig(ctx, GPUKernelFamily::Prefill, overrides);
+  return makeConfig(ctx, GPUKernelFamily::Prefill, overrides,
+                    prefillDefaults(ctx, chip, rows));
 }
 
 GPUConfigAttr
@@ -190,10 +237,14 @@ LogicalResult verifyOptions(Operation *anchor, StringRef passName,
     return failure();
   // The configs the overrides produce must fit the chip.
   MLIRContext *ctx = anchor->getContext();
+  SmallVector<GPUConfigAttr> configs;
   for (GPUKernelFamily family :
        {GPUKernelFamily::Decode, GPUKernelFamily::Prefill,
-        GPUKernelFamily::Elementwise}) {
-    GPUConfigAttr config = makeConfig(ctx, family, overrides);
+        GPUKernelFamily::Elementwise})
+    configs.push_back(makeConfig(ctx, family, overrides));
+  // The medium class's largest tile (the most threads).
+  configs.push_back(selectPrefillConfig(ctx, chip, chip.mediumMaxM, overrides));
+  for (GPUConfigAttr config : configs) {
     if (failed(verifyGPUConfigForChip(
             [&] {
               InFlightDiagnostic diag = emitError();

@@ -7,7 +7,8 @@
 // tile: _entries). No stacked residual rows, no epilogue, unless an outer
 // acc is added (@outer_acc). On sm_80 (PTX 7.0, no ordered metadata) the
 // residual stays stacked rows (SM80). corrections-prefill-sparse-ptxas.mlir
-// assembles the kernels.
+// assembles the kernels. The 64-row products take the medium class's 64-row
+// tile (8 warps: select-config-medium.mlir).
 // RUN: fp4-opt %s -split-input-file -verify-diagnostics -convert-fp4-to-gpu="chip=sm_90" | FileCheck %s
 // RUN: fp4-opt %s -split-input-file -convert-fp4-to-gpu="chip=sm_80" | FileCheck %s --check-prefix=SM80
 // Where the residual stays stacked rows, a remark says why (expected-remark

@@ -9,6 +9,8 @@
 // Otherwise the terms run one by one (@code_not_zero: one code at an
 // outlier position is nonzero; @weight_arguments: nothing to prove it).
 // corrections-prefill-ptxas.mlir assembles these kernels.
+// The 64-row products take the medium class's 64-row tile (8 warps:
+// select-config-medium.mlir).
 // RUN: fp4-opt %s -split-input-file -verify-diagnostics -convert-fp4-to-gpu="chip=sm_90" | FileCheck %s
 
 // CHECK-LABEL: module attributes {fp4.gpu_manifest

@@ -1,11 +1,12 @@
 // REQUIRES: ptxas
-// The recipe kernels of corrections.mlir (the fused plan) and
+// The recipe kernels of corrections.mlir (the fused decode plan, as its RUN
+// line pins it) and
 // corrections-terms.mlir (the per-term kernels) through fp4-pipeline-nvvm to
 // PTX, assembled for sm_90 with no spills. The numerics stay exact: every f32
 // operation rounds to nearest (.rn), nothing is contracted into an FMA,
 // flushed to zero or approximated; sparse entries are read as bf16 values
 // and signed i8 indices (ld.global.nc: the inputs are read-only).
-// RUN: rm -rf %t && fp4-opt %S/corrections.mlir -fp4-pipeline-nvvm="chip=sm_90 format=isa export-dir=%t" -o /dev/null
+// RUN: rm -rf %t && fp4-opt %S/corrections.mlir -fp4-pipeline-nvvm="chip=sm_90 decode-max-m=16 format=isa export-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PTX < %t/fp4_kernels.ptx
 // RUN: FileCheck %s --check-prefix=EXACT < %t/fp4_kernels.ptx
 // RUN: %ptxas -arch=sm_90 -v %t/fp4_kernels.ptx -o /dev/null 2>&1 | FileCheck %s --check-prefix=PTXAS

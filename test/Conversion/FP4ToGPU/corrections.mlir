@@ -13,8 +13,11 @@
 // the rotated x (@full), one activation-prep kernel (FusedActivationPrep.h)
 // computes the whole activation side from x in place of the rotate, split,
 // quantize, residual and stacker launches (@full_rest_used keeps them).
-// corrections-terms.mlir has the per-term kernels.
-// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90" -verify-diagnostics | FileCheck %s
+// corrections-terms.mlir has the per-term kernels. decode-max-m=16 keeps
+// these 16-row chains on the decode plans (what M <= 8 and unproven weight
+// outliers take by default); without it they go to the prefill kernel's
+// medium class (corrections-medium.mlir).
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90 decode-max-m=16" -verify-diagnostics | FileCheck %s
 
 // CHECK: module attributes {fp4.gpu_manifest = #fp4.gpu_manifest<chip = "sm_90", plans = [
 // CHECK-SAME: <@fp4_kernels::@fp4_rotate_0, variant = "rotate"

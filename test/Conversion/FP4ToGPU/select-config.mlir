@@ -17,8 +17,10 @@
 // CHECK: fp4.dequantize {{.*}}fp4.gpu_config = #fp4.gpu_config<family = elementwise>}
 
 // Options override the chip's choices, each in its own family only (the
-// decode k_unroll is not applied to a prefill config).
-// OVR: fp4.matmul {{.*}}fp4.gpu_config = #fp4.gpu_config<family = prefill, stages = 4, dequant = registers>}
+// decode k_unroll is not applied to a prefill config). With decode-max-m=0
+// the M = 1 product is a prefill one of the medium class (M <= the chip's
+// 64: a 16-row tile, 64 columns, K steps of 128; select-config-medium.mlir).
+// OVR: fp4.matmul {{.*}}fp4.gpu_config = #fp4.gpu_config<family = prefill, tile_m = 16, tile_n = 64, tile_k = 128, warps_m = 1, stages = 4, dequant = registers>}
 // OVR: fp4.matmul {{.*}}fp4.gpu_config = #fp4.gpu_config<family = prefill, stages = 4, dequant = registers>}
 // OVR: fp4.matmul {{.*}}fp4.gpu_config = #fp4.gpu_config<family = reference>}
 // OVR: fp4.quantize {{.*}}fp4.gpu_config = #fp4.gpu_config<family = elementwise, threads = 128>}
@@ -34,7 +36,7 @@
 // The kernels follow the attached configs (four stages of registers
 // dequantization, 128-thread dequantizer) exactly as they follow the same
 // options given to convert-fp4-to-gpu.
-// HONOUR: <op = "fp4.matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_matmul_0, variant = "prefill_w4a16", grid = [2, 1, 1], block = [256, 1, 1], shared_bytes = 81920,
+// HONOUR: <op = "fp4.matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_matmul_0, variant = "prefill_w4a16", grid = [4, 1, 1], block = [128, 1, 1], shared_bytes = 32768,
 // HONOUR: <op = "fp4.matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_matmul_1, variant = "prefill_w4a16", grid = [2, 1, 1], block = [256, 1, 1], shared_bytes = 81920,
 // HONOUR: <op = "fp4.matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_matmul_2, variant = "reference", {{[^>]*}}shared_bytes = 0,
 // HONOUR: <@fp4_kernels::@fp4_dequantize_4, variant = {{"[a-z0-9_]*"}}, grid = [1, 1, 1], block = [128, 1, 1]

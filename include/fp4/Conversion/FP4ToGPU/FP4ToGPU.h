@@ -63,6 +63,10 @@ public:
     return getOrSelectGPUConfig(op, target, overrides);
   }
   StringRef getKernelModuleName() const { return kernelModuleName; }
+  /// Whether the patterns remark on plans that are not what the selection
+  /// chose (the pass's `remarks` option).
+  bool remarksEnabled() const { return remarks; }
+  void setRemarks(bool enabled) { remarks = enabled; }
 
   /// The gpu.module the kernels go to (created on first use; the module
   /// becomes a gpu container module).
@@ -107,6 +111,7 @@ private:
   unsigned kernelCounter = 0;
   SmallVector<LaunchPlanAttr> plans;
   bool invalidPlan = false;
+  bool remarks = true;
 };
 
 /// Appends the kernel arguments of `value` named `name` (its components,

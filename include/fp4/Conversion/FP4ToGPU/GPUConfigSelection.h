@@ -40,7 +40,7 @@ int64_t getDecodeMaxM(const ChipDescription &chip,
 
 /// The configuration `chip` and `overrides` choose for `op`: fp4.matmul with
 /// static rank-2 operands gets the decode family for M <= getDecodeMaxM,
-/// else prefill; fp4.quantize / fp4.dequantize the elementwise family.
+/// else prefill (selectPrefillConfig); fp4.quantize / fp4.dequantize the elementwise family.
 /// Null for other ops and for matmuls whose M is not static. The overrides
 /// must have passed verifyGPUConfigOverrides.
 GPUConfigAttr selectGPUConfig(Operation *op, const ChipDescription &chip,
@@ -52,6 +52,15 @@ GPUConfigAttr selectGPUConfig(Operation *op, const ChipDescription &chip,
 GPUConfigAttr selectGPUConfigForFamily(MLIRContext *ctx,
                                        GPUKernelFamily family,
                                        const GPUConfigOverrides &overrides);
+
+/// The prefill configuration for a product of `rows` rows of A: the medium
+/// class's tile (roundUp(rows, 16) x 64 or 128 x 128) up to the chip's
+/// mediumMaxM, else the family's defaults; overrides applied. An override
+/// of the tile (prefill-tile-m/n/k, prefill-warps-m/n) turns the medium
+/// class off: the options then give the tile for every M.
+GPUConfigAttr selectPrefillConfig(MLIRContext *ctx, const ChipDescription &chip,
+                                  int64_t rows,
+                                  const GPUConfigOverrides &overrides);
 
 /// The op's own `fp4.gpu_config` when it has one, else selectGPUConfig.
 GPUConfigAttr getOrSelectGPUConfig(Operation *op, const ChipDescription &chip,
