@@ -409,7 +409,14 @@ class Function:
         (ctypes.c_int32(n) for an int32 parameter)."""
         grid = tuple(grid) + (1,) * (3 - len(grid))
         block = tuple(block) + (1,) * (3 - len(block))
-        if shared_bytes > self._max_dynamic_shared:
+        # The 48 KiB default covers static and dynamic shared memory
+        # together (LLVM's dynamic-shared-memory symbol counts 1 static
+        # byte), so exactly 48 KiB dynamic needs the attribute raised too.
+        if shared_bytes > self._max_dynamic_shared or (
+                shared_bytes and self._max_dynamic_shared ==
+                _DEFAULT_SHARED_LIMIT and shared_bytes + self.attribute(
+                    CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) >
+                _DEFAULT_SHARED_LIMIT):
             self.set_max_dynamic_shared_memory(shared_bytes)
         storage = [_kernel_argument(a) for a in args]
         params = (_vp * max(1, len(storage)))(

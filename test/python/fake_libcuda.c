@@ -150,6 +150,7 @@ typedef struct {
 typedef struct {
   char name[256];
   int maxDynamicShared;
+  int raised; /* cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) called */
 } FakeFunction;
 
 CUresult cuModuleLoadDataEx(void **module, const void *image,
@@ -189,14 +190,18 @@ CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
 }
 CUresult cuFuncSetAttribute(void *function, int attribute, int value) {
   FakeFunction *f = (FakeFunction *)function;
-  if (attribute == 8)
+  if (attribute == 8) {
     f->maxDynamicShared = value;
+    f->raised = 1;
+  }
   logCall("cuFuncSetAttribute %s %d %d", f->name, attribute, value);
   return SUCCESS;
 }
 CUresult cuFuncGetAttribute(int *value, int attribute, void *function) {
   FakeFunction *f = (FakeFunction *)function;
-  *value = attribute == 8 ? f->maxDynamicShared : 0;
+  /* 1 static byte, as LLVM's dynamic-shared-memory symbol gives every
+     kernel that uses dynamic shared memory. */
+  *value = attribute == 8 ? f->maxDynamicShared : attribute == 1 ? 1 : 0;
   return SUCCESS;
 }
 
@@ -205,7 +210,10 @@ static CUresult launch(FakeFunction *f, unsigned gx, unsigned gy, unsigned gz,
                        void **params) {
   if (!f)
     return INVALID_HANDLE;
-  if ((int)smem > f->maxDynamicShared)
+  /* The 48 KiB default holds static + dynamic bytes; a raised limit
+     bounds the dynamic bytes. */
+  if (!f->raised ? (int)smem + 1 > f->maxDynamicShared
+                 : (int)smem > f->maxDynamicShared)
     return INVALID_VALUE;
   logCall("cuLaunchKernel %s grid=%u,%u,%u block=%u,%u,%u smem=%u", f->name,
           gx, gy, gz, bx, by, bz, smem);

@@ -58,8 +58,12 @@ KERNEL_MODULE = textwrap.dedent("""\
         %c1 = arith.constant 1 : index
         %c2 = arith.constant 2 : index
         %c128 = arith.constant 128 : index
+        // Exactly 48 KiB of dynamic shared memory: with the static byte
+        // LLVM's dynamic-shared symbol counts, beyond the default limit, so
+        // the runtime must raise it (the fake driver counts that byte).
+        %smem = arith.constant 49152 : i32
         gpu.launch_func @kernels::@scale blocks in (%c2, %c1, %c1)
-            threads in (%c128, %c1, %c1)
+            threads in (%c128, %c1, %c1) dynamic_shared_memory_size %smem
             args(%a : memref<256xf32>, %b : memref<256xf32>)
         return
       }
@@ -142,7 +146,8 @@ def test_exec_runs_the_model_through_the_runtime(model, fake_driver, tmp_path):
     image = "cubin" if fmt == "bin" else "ptx"
     assert f"cuModuleLoadDataEx {image}" in calls
     assert "cuModuleGetFunction scale" in calls
-    assert "cuLaunchKernel scale grid=2,1,1 block=128,1,1 smem=0" in calls
+    assert calls.index("cuFuncSetAttribute scale 8 49152") < calls.index(
+        "cuLaunchKernel scale grid=2,1,1 block=128,1,1 smem=49152")
     # The module is loaded once, by model.so's constructor, and unloaded at
     # exit.
     assert sum(c.startswith("cuModuleLoadDataEx") for c in calls) == 1
@@ -275,6 +280,9 @@ def test_cuda_module_launch_and_copies(fake_driver, tmp_path):
         b = cuda.from_device(y, a.shape, np.float32)
         assert (b == 2 * a).all(), b[:4]
         scale.launch((1,), (1,), [x, y], shared_bytes=100 * 1024)
+        # Exactly 48 KiB dynamic plus the static byte exceed the default.
+        other = module.function("other")
+        other.launch((1,), (1,), [x, y], shared_bytes=48 * 1024)
         try:
             cuda.Module(b"not an image")
         except cuda.CudaError as error:
@@ -286,6 +294,8 @@ def test_cuda_module_launch_and_copies(fake_driver, tmp_path):
     # Above 48 KiB the function's limit is raised first.
     assert "cuFuncSetAttribute scale 8 102400" in calls
     assert "cuLaunchKernel scale grid=1,1,1 block=1,1,1 smem=102400" in calls
+    assert calls.index("cuFuncSetAttribute other 8 49152") < calls.index(
+        "cuLaunchKernel other grid=1,1,1 block=1,1,1 smem=49152")
 
 
 MANIFEST = {

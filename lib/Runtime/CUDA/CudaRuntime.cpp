@@ -317,11 +317,18 @@ FP4_RT_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
 namespace {
 
 /// Raises the function's dynamic shared memory limit when a launch asks
-/// for more than the 48 KiB every kernel gets by default.
+/// for more than the 48 KiB every kernel gets by default. The default
+/// covers static and dynamic shared memory together: a kernel with 1 byte
+/// of static shared memory (LLVM's dynamic-shared-memory symbol counts as
+/// one) fails a launch with exactly 48 KiB dynamic unless it is raised.
 bool prepareSharedMemory(CUfunction function, int32_t smem,
                          const char *caller) {
   constexpr int32_t kDefaultLimit = 48 * 1024;
-  if (smem <= kDefaultLimit)
+  int staticBytes = 0;
+  if (!FP4_CU(cuFuncGetAttribute(
+          &staticBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function)))
+    return false;
+  if (smem + staticBytes <= kDefaultLimit)
     return true;
   int maxOptIn = 0;
   if (!FP4_CU(cuDeviceGetAttribute(
