@@ -74,10 +74,12 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
     ChipDescription.h) and the shape: matmuls with `M <= decode-max-m` use
     the memory-bound decode family, larger ones the tensor-core prefill
     family (bf16 `mma.sync` after dequantizing FP4 operands in registers /
-    shared memory: sm_90 has no FP4 tensor cores), quantize / dequantize
-    the elementwise family; the options below override the chip's choices.
-    Shapes or schemes a family declines fall back to a simple reference
-    kernel (variant `reference`).
+    shared memory: sm_90 has no FP4 tensor cores), whose medium class (M up
+    to the chip's 64) takes tiles of roundUp(M, 16) rows and K steps of
+    128; quantize / dequantize the elementwise family; the options below
+    override the chip's choices (a prefill tile option turns the medium
+    class off). Shapes or schemes a family declines fall back to a simple
+    reference kernel (variant `reference`), with a remark saying why.
 
     The chip and kernel options (`chip`, `native-fp4`, `decode-*`,
     `prefill-*`, `elementwise-threads`) are declared once, in
@@ -102,7 +104,10 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
     because its block-sparse weight part at prefill sizes cannot join the
     product (not provably disjoint from the quantized weight, or not taken
     by the prefill kernel's configuration) gets a remark saying why at its
-    first product. At prefill sizes a chain's 2:4 activation residual runs
+    first product. A decode-sized chain with correction terms from the
+    chip's `correctionPrefillMinM` rows (9) runs on the prefill kernel's
+    medium class when that kernel takes it, unless `decode-max-m` is given.
+    At prefill sizes a chain's 2:4 activation residual runs
     on sparse tensor cores (`mma.sp`) inside the one prefill kernel; where
     it cannot (K not a multiple of 32, a chip targeting PTX below 8.5, the
     register form of the prefill kernel) it stays a stacked dense row group,
@@ -119,8 +124,9 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
     Option<"remarks", "remarks", "bool", /*default=*/"true",
            "Emit a remark 'stays on the host: <reason>' for every op the "
            "patterns decline, one for a recipe chain that runs term by "
-           "term instead of fused, and one for a prefill 2:4 residual that "
-           "stays stacked dense rows instead of mma.sp">
+           "term instead of fused, one for a prefill 2:4 residual that "
+           "stays stacked dense rows instead of mma.sp, and one for a "
+           "matmul that falls back to the reference kernel">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
