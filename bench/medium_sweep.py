@@ -6,7 +6,13 @@ plus the prefill-tile options), each launch also timed alone.
   FP4_BUILD_DIR=build python3 bench/medium_sweep.py build OUT   # here (MLIR)
   python3 bench/medium_sweep.py run OUT                          # device
 
-run needs torch and triton (gpu_bench.py) and FP4_REFERENCE_LIB."""
+and the plain matmul rows at M = 96, 128, 256 under prefill tile variants
+(docs/perf/prefill_k128_2026-12-04.txt):
+
+  FP4_BUILD_DIR=build python3 bench/medium_sweep.py build-matmul OUT
+  python3 bench/medium_sweep.py run-matmul OUT
+
+The run modes need torch and triton (gpu_bench.py) and FP4_REFERENCE_LIB."""
 import json
 import os
 import sys
@@ -91,7 +97,56 @@ def run(root):
                                 breakdown=True)
 
 
+MATMUL_VARIANTS = {
+    "default": "",  # the selection's choice
+    "k64": "prefill-tile-k=64",  # the family's 128 x 128 x 64 tile
+    "k128": "prefill-tile-k=128",
+    "k128s4": "prefill-tile-k=128 prefill-stages=4",
+    "m64k128": "prefill-tile-m=64 prefill-tile-n=128 prefill-tile-k=128 "
+               "prefill-warps-m=2 prefill-warps-n=4",
+}
+
+
+def matmul_cases():
+    import gpu_cases
+    out = []
+    for m in (96, 128, 256):
+        for w4a4 in (False, True):
+            out.append(gpu_cases.matmul(
+                f"{'w4a4' if w4a4 else 'mm'}_m{m}_n{N}_k{K}", m, N, K,
+                w4a4=w4a4, bench=True))
+    return out
+
+
+def build_matmul(root):
+    from fp4 import gpu
+    import gpu_cases
+    for tag, opts in MATMUL_VARIANTS.items():
+        for case in matmul_cases():
+            d = os.path.join(root, tag, case["name"])
+            gpu.compile(gpu_cases.mlir(case), chip="sm_90", out_dir=d,
+                        options=("format=isa " + opts).strip())
+        print(tag, flush=True)
+
+
+def run_matmul(root):
+    import torch
+    import gpu_bench
+    from fp4 import gpu
+    g = torch.Generator(device="cuda").manual_seed(0)
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    for rep in range(2):
+        for tag in MATMUL_VARIANTS:
+            for case in matmul_cases():
+                ks = gpu.load(os.path.join(root, tag, case["name"]))
+                us, _ = gpu_bench.time_case(ks, case, l2, g)
+                print(rep, tag, case["name"], round(us, 1), flush=True)
+
+
+MODES = {"build": build, "run": run, "build-matmul": build_matmul,
+         "run-matmul": run_matmul}
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("build", "run"):
+    if len(sys.argv) != 3 or sys.argv[1] not in MODES:
         sys.exit(__doc__)
-    (build if sys.argv[1] == "build" else run)(sys.argv[2])
+    MODES[sys.argv[1]](sys.argv[2])

@@ -538,7 +538,7 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
       sparseSpec = sparsePrefillSpec(
           chain, *prep, hooks.target,
           selectPrefillConfig(rewriter.getContext(), hooks.target, chain.m,
-                              hooks.options),
+                              hooks.options, /*sparseLhs=*/true),
           notSparse);
       if (!sparseSpec && !notSparse.empty() && hooks.remarks)
         end->emitRemark() << "the 2:4 residual runs as stacked dense rows, "
@@ -823,7 +823,7 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     GPUConfigAttr config =
         family == GPUKernelFamily::Prefill
             ? selectPrefillConfig(rewriter.getContext(), hooks.target, spec.m,
-                                  options)
+                                  options, spec.sparseLhs)
             : selectGPUConfigForFamily(rewriter.getContext(), family, options);
     return launch(
         end, rewriter, "fp4_matmul", spec.args, inputs, outputs,

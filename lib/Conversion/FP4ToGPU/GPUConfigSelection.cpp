@@ -9,6 +9,8 @@
 
 #include "fp4/Conversion/FP4ToGPU/GPUConfigSelection.h"
 
+#include "fp4/Conversion/FP4ToGPU/KernelBuilders.h"
+
 #include "fp4/Dialect/FP4/IR/FP4Ops.h"
 #include "fp4/Dialect/FP4/IR/GPUConfig.h"
 
@@ -84,29 +86,58 @@ bool overridesPrefillTile(const GPUConfigOverrides &o) {
          o.prefillWarpsM || o.prefillWarpsN;
 }
 
-/// The prefill defaults for `rows` rows of A. Up to the chip's mediumMaxM
-/// the 128-row tile would mostly multiply padding and give too few CTAs:
-/// the tile takes roundUp(rows, 16) rows (in 16-row warp slices), 64
-/// columns at 16 rows and 128 above, and K steps of 128, which halve the
-/// pipeline's barriers per byte of weight. Measured on the H200 at N =
-/// 14336, K = 4096 (docs/perf/medium_m_2026-12-04.txt): M = 32 68.1 ->
-/// 49.1 us, M = 64 82.3 -> 63.4 us, the full recipe at M = 16 96 -> 56 us.
+/// The prefill defaults for `rows` rows of A: the medium class up to the
+/// chip's mediumMaxM. The 128-row tile would mostly multiply padding and
+/// give too few CTAs up to 64 rows: there the tile takes roundUp(rows, 16)
+/// rows (in 16-row warp slices), 64 columns at 16 rows and 128 above. Up to
+/// mediumMaxM (one row of 128-row CTA tiles, N / 128 CTAs) every tile steps
+/// K by 128, which halves the pipeline's barriers per byte of weight; with
+/// two or more rows of CTA tiles the 64 step is faster. Measured on the
+/// H200 at N = 14336, K = 4096 (docs/perf/medium_m_2026-12-04.txt,
+/// decode_peel_and_medium_2026-12-04.txt, prefill_k128_2026-12-04.txt):
+/// W4A4 recipe M = 32 70.5 -> 49.3 us, M = 64 83.0 -> 56.4 us; W4A16
+/// M = 128 73.9 -> 66.3 us, M = 256 115 -> 130 us with the 128 step.
 GPUConfigAttr prefillDefaults(MLIRContext *ctx, const ChipDescription &chip,
-                              int64_t rows) {
+                              int64_t rows, bool sparseLhs,
+                              std::optional<int64_t> stagesOverride) {
   GPUConfigAttr base = getDefaultGPUConfig(ctx, GPUKernelFamily::Prefill);
   if (rows <= 0 || rows > chip.mediumMaxM)
     return base;
-  int64_t tileM = llvm::alignTo(rows, 16);
-  int64_t tileN = tileM == 16 ? 64 : 128;
-  // One 16-row slice per warp up to 48 rows (384 threads); at 64 rows 16
-  // warps would leave ptxas 64 registers and a spill (W4A16), so 8 warps
-  // of 32 rows.
-  int64_t warpsM = tileM == 64 ? 2 : tileM / 16;
+  int64_t tileM = base.getTileM(), tileN = base.getTileN();
+  int64_t warpsM = base.getWarpsM(), warpsN = base.getWarpsN();
+  if (rows <= 64) {
+    tileM = llvm::alignTo(rows, 16);
+    tileN = tileM == 16 ? 64 : 128;
+    // One 16-row slice per warp up to 48 rows (384 threads); at 64 rows 16
+    // warps would leave ptxas 64 registers and a spill (W4A16), so 8 warps
+    // of 32 rows.
+    warpsM = tileM == 64 ? 2 : tileM / 16;
+    warpsN = 4;
+  }
+  // The tile must fit the kernel's forms (W4A16 and W4A4; with the 2:4
+  // residual where asked) in the chip's shared memory: the 128-row K-128
+  // tile needs 188 KB (232 KB with the residual), beyond sm_80's 163 and
+  // sm_90's 227 with it; the 32-row one 114 KB, beyond the 99 KB of
+  // sm_86/89/120a. A K step of 64, then the defaults, where not.
+  auto fits = [&](int64_t tileK) {
+    int64_t stages = stagesOverride.value_or(base.getStages());
+    int64_t bytes = std::max(
+        prefillSharedBytes(tileM, tileN, tileK, stages, /*w4a4=*/false,
+                           /*sharedW=*/true, sparseLhs),
+        prefillSharedBytes(tileM, tileN, tileK, stages, /*w4a4=*/true,
+                           /*sharedW=*/true, /*sparse=*/false));
+    return bytes <= chip.maxSharedBytesPerBlock;
+  };
+  int64_t tileK = 128;
+  if (!fits(tileK))
+    tileK = base.getTileK();
+  if (!fits(tileK))
+    return base;
   return GPUConfigAttr::get(
       ctx, GPUKernelFamily::Prefill, base.getWarps(), base.getKUnroll(),
       base.getRowsPerCta(), base.getSplitK(), base.getPrefetch(),
-      base.getMaxRegisters(), tileM, tileN, /*tileK=*/128, warpsM,
-      /*warpsN=*/4, base.getStages(), base.getDequant(), base.getThreads());
+      base.getMaxRegisters(), tileM, tileN, tileK, warpsM, warpsN,
+      base.getStages(), base.getDequant(), base.getThreads());
 }
 
 } // namespace
@@ -198,11 +229,13 @@ mlir::fp4::selectGPUConfigForFamily(MLIRContext *ctx, GPUKernelFamily family,
 GPUConfigAttr
 mlir::fp4::selectPrefillConfig(MLIRContext *ctx, const ChipDescription &chip,
                                int64_t rows,
-                               const GPUConfigOverrides &overrides) {
+                               const GPUConfigOverrides &overrides,
+                               bool sparseLhs) {
   if (overridesPrefillTile(overrides))
     return makeConfig(ctx, GPUKernelFamily::Prefill, overrides);
   return makeConfig(ctx, GPUKernelFamily::Prefill, overrides,
-                    prefillDefaults(ctx, chip, rows));
+                    prefillDefaults(ctx, chip, rows, sparseLhs,
+                                    overrides.prefillStages));
 }
 
 GPUConfigAttr
@@ -242,8 +275,9 @@ LogicalResult verifyOptions(Operation *anchor, StringRef passName,
        {GPUKernelFamily::Decode, GPUKernelFamily::Prefill,
         GPUKernelFamily::Elementwise})
     configs.push_back(makeConfig(ctx, family, overrides));
-  // The medium class's largest tile (the most threads).
-  configs.push_back(selectPrefillConfig(ctx, chip, chip.mediumMaxM, overrides));
+  // The medium class's tiles.
+  for (int64_t rows = 16; rows <= chip.mediumMaxM; rows += 16)
+    configs.push_back(selectPrefillConfig(ctx, chip, rows, overrides));
   for (GPUConfigAttr config : configs) {
     if (failed(verifyGPUConfigForChip(
             [&] {

@@ -1443,6 +1443,9 @@ planPrefill(const MatmulKernelSpec &spec, const GPUTarget &target,
   p.spOffset = p.bBufOffset + p.bBufBytes;
   p.metaOffset = p.spOffset + p.stages * p.spStageBytes;
   p.sharedBytes = p.metaOffset + p.stages * p.metaStageBytes;
+  assert(p.sharedBytes == prefillSharedBytes(p.bm, p.bn, p.bk, p.stages,
+                                             p.w4a4, p.shared, p.sparse) &&
+         "the layout and prefillSharedBytes disagree");
   // The chip's limit (ChipDescription), not a fixed one.
   if (p.sharedBytes > target.maxSharedBytesPerBlock)
     return decline("needs " + Twine(p.sharedBytes) +
@@ -1495,6 +1498,17 @@ static FailureOr<PrefillSetup> setUpPrefill(const MatmulKernelSpec &spec,
   setup.rhsDequant = rhsDequant;
   setup.plan = *plan;
   return setup;
+}
+
+int64_t mlir::fp4::prefillSharedBytes(int64_t bm, int64_t bn, int64_t bk,
+                                      int64_t stages, bool w4a4, bool sharedW,
+                                      bool sparse) {
+  int64_t aStage = w4a4 ? bm * bk / 2 : bm * bk * 2;
+  int64_t bStage = bn * bk / 2;
+  int64_t aBuf = w4a4 ? 2 * bm * bk * 2 : 0;
+  int64_t bBuf = sharedW ? 2 * bn * bk * 2 : 0;
+  int64_t sparseStage = sparse ? bm * (bk / 2) * 2 + bm * (bk / 8) : 0;
+  return stages * (aStage + bStage + sparseStage) + aBuf + bBuf;
 }
 
 LogicalResult mlir::fp4::checkPrefillMatmulKernel(const MatmulKernelSpec &spec,

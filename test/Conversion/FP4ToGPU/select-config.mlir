@@ -7,11 +7,13 @@
 // The selection step (GPUConfigSelection.h): M <= decode-max-m (the chip's
 // 16) gets the decode family, larger M prefill, quantize / dequantize the
 // elementwise family, all at #fp4.gpu_config's defaults (printed as the
-// bare family: the defaults of GPUConfig.h and of the attribute agree); a
-// config already on the op (here: reference) is kept.
+// bare family: the defaults of GPUConfig.h and of the attribute agree)
+// except the 128-row product's K step of 128 (the medium class,
+// select-config-medium.mlir); a config already on the op (here:
+// reference) is kept.
 // CHECK-LABEL: func.func @f
 // CHECK: fp4.matmul {{.*}}fp4.gpu_config = #fp4.gpu_config<family = decode>}
-// CHECK: fp4.matmul {{.*}}fp4.gpu_config = #fp4.gpu_config<family = prefill>}
+// CHECK: fp4.matmul {{.*}}fp4.gpu_config = #fp4.gpu_config<family = prefill, tile_k = 128>}
 // CHECK: fp4.matmul {{.*}}fp4.gpu_config = #fp4.gpu_config<family = reference>}
 // CHECK: fp4.quantize {{.*}}fp4.gpu_config = #fp4.gpu_config<family = elementwise>}
 // CHECK: fp4.dequantize {{.*}}fp4.gpu_config = #fp4.gpu_config<family = elementwise>}
@@ -21,7 +23,7 @@
 // the M = 1 product is a prefill one of the medium class (M <= the chip's
 // 64: a 16-row tile, 64 columns, K steps of 128; select-config-medium.mlir).
 // OVR: fp4.matmul {{.*}}fp4.gpu_config = #fp4.gpu_config<family = prefill, tile_m = 16, tile_n = 64, tile_k = 128, warps_m = 1, stages = 4, dequant = registers>}
-// OVR: fp4.matmul {{.*}}fp4.gpu_config = #fp4.gpu_config<family = prefill, stages = 4, dequant = registers>}
+// OVR: fp4.matmul {{.*}}fp4.gpu_config = #fp4.gpu_config<family = prefill, tile_k = 128, stages = 4, dequant = registers>}
 // OVR: fp4.matmul {{.*}}fp4.gpu_config = #fp4.gpu_config<family = reference>}
 // OVR: fp4.quantize {{.*}}fp4.gpu_config = #fp4.gpu_config<family = elementwise, threads = 128>}
 // OVR: fp4.dequantize {{.*}}fp4.gpu_config = #fp4.gpu_config<family = elementwise, threads = 128>}
@@ -37,7 +39,7 @@
 // dequantization, 128-thread dequantizer) exactly as they follow the same
 // options given to convert-fp4-to-gpu.
 // HONOUR: <op = "fp4.matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_matmul_0, variant = "prefill_w4a16", grid = [4, 1, 1], block = [128, 1, 1], shared_bytes = 32768,
-// HONOUR: <op = "fp4.matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_matmul_1, variant = "prefill_w4a16", grid = [2, 1, 1], block = [256, 1, 1], shared_bytes = 81920,
+// HONOUR: <op = "fp4.matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_matmul_1, variant = "prefill_w4a16", grid = [2, 1, 1], block = [256, 1, 1], shared_bytes = 163840,
 // HONOUR: <op = "fp4.matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_matmul_2, variant = "reference", {{[^>]*}}shared_bytes = 0,
 // HONOUR: <@fp4_kernels::@fp4_dequantize_4, variant = {{"[a-z0-9_]*"}}, grid = [1, 1, 1], block = [128, 1, 1]
 func.func @f(%a: tensor<1x4096xbf16>, %b: tensor<128x4096xbf16>, %w: !fp4.tensor<256x4096xf4E2M1FN, #fp4.mxfp4, axis = 1>, %x: tensor<4x64xf32>) -> (tensor<1x256xf32>, tensor<128x256xf32>, tensor<1x256xf32>, tensor<4x64xf32>) {

@@ -70,9 +70,10 @@ struct ChipDescription {
   /// The selection's default boundary between the decode and the prefill
   /// matmul families (largest M of decode), measured on the H200.
   int64_t decodeMaxM;
-  /// Largest M of the prefill family's medium class: tiles of
-  /// roundUp(M, 16) rows, K steps of 128 (selectGPUConfig), which the
-  /// 128x128x64 tiles lose to below it (docs/perf/medium_m_2026-12-04.txt).
+  /// Largest M of the prefill family's medium class: K steps of 128, and
+  /// up to 64 rows tiles of roundUp(M, 16) rows (selectPrefillConfig),
+  /// which the 128x128x64 tiles lose to below it
+  /// (docs/perf/medium_m_2026-12-04.txt, prefill_k128_2026-12-04.txt).
   int64_t mediumMaxM;
   /// Smallest M at which a correction chain that the decode kernels would
   /// run as stacked rows or a separate outlier epilogue runs on the prefill

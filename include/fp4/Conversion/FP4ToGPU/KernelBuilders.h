@@ -182,6 +182,15 @@ LogicalResult checkPrefillMatmulKernel(const MatmulKernelSpec &spec,
                                        GPUConfigAttr config,
                                        std::string &reason);
 
+/// Shared memory bytes of the prefill kernel's layout for a bm x bn x bk
+/// tile of `stages` stages: the cp.async ring of A (bf16, or codes for
+/// W4A4) and W codes, the double-buffered bf16 tiles dequantized in shared
+/// memory (W when `sharedW`, A for W4A4), the 2:4 residual's values and
+/// metadata when `sparse`. buildPrefillMatmulKernel lays its memory out by
+/// the same terms; the selection bounds a tile by it before any op is seen.
+int64_t prefillSharedBytes(int64_t bm, int64_t bn, int64_t bk, int64_t stages,
+                           bool w4a4, bool sharedW, bool sparse);
+
 /// Simple one-thread-per-output matmul for every shape and scheme the fast
 /// families decline (ReferenceMatmulKernel.cpp).
 FailureOr<KernelPlan> buildReferenceMatmulKernel(
