@@ -55,6 +55,9 @@ TEST(ChipDescription, MatmulClassBoundariesAreOrdered) {
     EXPECT_LE(chip.mediumMaxM, 128) << chip.chip.str();
     EXPECT_EQ(chip.mediumMaxM % 16, 0) << chip.chip.str();
     if (chip.correctionPrefillMinM != 0) {
+      // The gain was measured with the 2:4 residual on mma.sp.
+      EXPECT_TRUE(chip.hasSparseMMA) << chip.chip.str();
+      EXPECT_GE(chip.ptxVersion(), 85) << chip.chip.str();
       EXPECT_GT(chip.correctionPrefillMinM, 1) << chip.chip.str();
       EXPECT_LE(chip.correctionPrefillMinM, chip.decodeMaxM)
           << chip.chip.str();

@@ -6,9 +6,11 @@
 // (FusedCorrectionChain.cpp). Where that kernel cannot take the chain (the
 // weight's outliers are not proven to sit on +-0 codes: @unproven16), and
 // below 9 rows (@full8), the decode plan stays; so it does when the user
-// gives decode-max-m (DECODE).
+// gives decode-max-m, and on chips whose 2:4 residual cannot use mma.sp
+// with ordered metadata (sm_80: correctionPrefillMinM = 0) (DECODE).
 // RUN: fp4-opt %s -split-input-file -verify-diagnostics -convert-fp4-to-gpu="chip=sm_90" | FileCheck %s
 // RUN: fp4-opt %s -split-input-file -convert-fp4-to-gpu="chip=sm_90 decode-max-m=16" | FileCheck %s --check-prefix=DECODE
+// RUN: fp4-opt %s -split-input-file -convert-fp4-to-gpu="chip=sm_80" | FileCheck %s --check-prefix=DECODE
 
 !qx = !fp4.tensor<16x256xf4E2M1FN, #fp4.mxfp4, axis = 1>
 !qw = !fp4.tensor<96x256xf4E2M1FN, #fp4.mxfp4, axis = 1>

@@ -78,7 +78,8 @@ struct ChipDescription {
   /// Smallest M at which a correction chain that the decode kernels would
   /// run as stacked rows or a separate outlier epilogue runs on the prefill
   /// kernel's medium class instead (its 2:4 residual on mma.sp, its weight
-  /// outliers in the weight tile); 0: never. Measured on the H200.
+  /// outliers in the weight tile); 0: never (chips without mma.sp's
+  /// ordered metadata). Measured on the H200.
   int64_t correctionPrefillMinM;
   /// One line for option help.
   StringRef summary;
