@@ -164,6 +164,11 @@ ENTRY_CASES = [
     (40, 37, 256, 64, 4),
     (136, 150, 224, 32, 2),
     (136, 150, 224, 16, 2),
+    # Decode-sized chains on the medium class's 16-row tile, 4 stages (no
+    # 2:4 buffers): a partial K tile, and 5 K tiles wrapping the ring.
+    (16, 70, 352, 32, 2),
+    (12, 37, 640, 64, 4),
+    (16, 37, 640, 16, 1),
 ]
 
 

@@ -16,6 +16,8 @@
 
 #include "llvm/Support/MathExtras.h"
 
+#include <utility>
+
 using namespace mlir;
 using namespace mlir::fp4;
 
@@ -133,11 +135,27 @@ GPUConfigAttr prefillDefaults(MLIRContext *ctx, const ChipDescription &chip,
     tileK = base.getTileK();
   if (!fits(tileK))
     return base;
+  // The 16-row tile streams the most weight per MMA row: without the 2:4
+  // buffers a fourth stage keeps more of it in flight (H200, 16 x 14336 x
+  // 4096, one A/B call: outlier top-1/2/4 43.5/50.7/58.4 -> 38.2/41.9/46.3
+  // us; with the residual it measured slower, 56.0 -> 59.1;
+  // docs/perf/prefill_stages_2026-12-04.txt, medium_m_2026-12-04.txt).
+  int64_t stages = base.getStages();
+  if (tileM == 16 && !sparseLhs && !stagesOverride) {
+    int64_t saved = std::exchange(stages, 4);
+    if (prefillSharedBytes(tileM, tileN, tileK, stages, /*w4a4=*/true,
+                           /*sharedW=*/true, /*sparse=*/false) >
+            chip.maxSharedBytesPerBlock ||
+        prefillSharedBytes(tileM, tileN, tileK, stages, /*w4a4=*/false,
+                           /*sharedW=*/true, /*sparse=*/false) >
+            chip.maxSharedBytesPerBlock)
+      stages = saved;
+  }
   return GPUConfigAttr::get(
       ctx, GPUKernelFamily::Prefill, base.getWarps(), base.getKUnroll(),
       base.getRowsPerCta(), base.getSplitK(), base.getPrefetch(),
-      base.getMaxRegisters(), tileM, tileN, tileK, warpsM, warpsN,
-      base.getStages(), base.getDequant(), base.getThreads());
+      base.getMaxRegisters(), tileM, tileN, tileK, warpsM, warpsN, stages,
+      base.getDequant(), base.getThreads());
 }
 
 } // namespace

@@ -104,3 +104,30 @@ func.func @unproven16(%x: tensor<16x256xbf16>, %qw: !qw, %wv: tensor<96x8x2xbf16
   %y1 = fp4.correction_matmul (%qx), (%wv, %wi block 32) acc %y0 : (!qx), (tensor<96x8x2xbf16>, tensor<96x8x2xi8>), tensor<16x96xf32> -> tensor<16x96xf32>
   return %y1 : tensor<16x96xf32>
 }
+
+// -----
+
+// Outliers on both operands, no residual, 16 rows: the 16-row tile without
+// the 2:4 buffers runs 4 stages (GPUConfigSelection.cpp): 4 x (4 KB of A +
+// 4 KB of weight codes) + the 32 KB double-buffered weight tile = 65536
+// bytes (3 stages: 57344).
+!qx = !fp4.tensor<16x256xf4E2M1FN, #fp4.mxfp4, axis = 1>
+!qw = !fp4.tensor<64x256xf4E2M1FN, #fp4.mxfp4, axis = 1>
+// CHECK-LABEL: module attributes {fp4.gpu_manifest
+// CHECK-SAME: variant = "activation_prep_mxfp4_top2"
+// CHECK-SAME: variant = "prefill_w4a16_smem_entries", grid = [1, 1, 1], block = [128, 1, 1], shared_bytes = 65536
+// CHECK-LABEL: func.func @outliers16
+// DECODE-LABEL: module attributes {fp4.gpu_manifest
+// DECODE-NOT: prefill_
+// DECODE-LABEL: func.func @outliers16
+func.func @outliers16(%x: tensor<16x256xbf16>, %w: tensor<64x256xbf16>) -> tensor<16x64xf32> {
+  %rest, %xv, %xi = fp4.split_outliers %x block 32 top 2 : tensor<16x256xbf16> -> tensor<16x8x2xbf16>, tensor<16x8x2xi8>
+  %qx = fp4.quantize %rest : tensor<16x256xbf16> -> !qx
+  %wrest, %wv, %wi = fp4.split_outliers %w block 32 top 2 : tensor<64x256xbf16> -> tensor<64x8x2xbf16>, tensor<64x8x2xi8>
+  %qw = fp4.quantize %wrest : tensor<64x256xbf16> -> !qw
+  %y0 = fp4.matmul %qx, %qw : !qx, !qw -> tensor<16x64xf32>
+  %y1 = fp4.correction_matmul (%xv, %xi block 32), (%qw) acc %y0 : (tensor<16x8x2xbf16>, tensor<16x8x2xi8>), (!qw), tensor<16x64xf32> -> tensor<16x64xf32>
+  %y2 = fp4.correction_matmul (%qx), (%wv, %wi block 32) acc %y1 : (!qx), (tensor<64x8x2xbf16>, tensor<64x8x2xi8>), tensor<16x64xf32> -> tensor<16x64xf32>
+  %y3 = fp4.correction_matmul (%xv, %xi block 32), (%wv, %wi block 32) acc %y2 : (tensor<16x8x2xbf16>, tensor<16x8x2xi8>), (tensor<64x8x2xbf16>, tensor<64x8x2xi8>), tensor<16x64xf32> -> tensor<16x64xf32>
+  return %y3 : tensor<16x64xf32>
+}
