@@ -383,7 +383,10 @@ class Function:
 
     def __init__(self, handle, name, module):
         self.handle, self.name, self.module = handle, name, module
-        self._max_dynamic_shared = _DEFAULT_SHARED_LIMIT
+        # Dynamic bytes a launch may use without raising the limit: the
+        # 48 KiB default less the static bytes (None until the first launch
+        # that needs to know).
+        self._max_dynamic_shared = None
 
     def attribute(self, attribute):
         value = _int()
@@ -412,11 +415,10 @@ class Function:
         # The 48 KiB default covers static and dynamic shared memory
         # together (LLVM's dynamic-shared-memory symbol counts 1 static
         # byte), so exactly 48 KiB dynamic needs the attribute raised too.
-        if shared_bytes > self._max_dynamic_shared or (
-                shared_bytes and self._max_dynamic_shared ==
-                _DEFAULT_SHARED_LIMIT and shared_bytes + self.attribute(
-                    CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) >
-                _DEFAULT_SHARED_LIMIT):
+        if shared_bytes and self._max_dynamic_shared is None:
+            self._max_dynamic_shared = _DEFAULT_SHARED_LIMIT - self.attribute(
+                CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+        if shared_bytes and shared_bytes > self._max_dynamic_shared:
             self.set_max_dynamic_shared_memory(shared_bytes)
         storage = [_kernel_argument(a) for a in args]
         params = (_vp * max(1, len(storage)))(

@@ -283,6 +283,7 @@ def test_cuda_module_launch_and_copies(fake_driver, tmp_path):
         # Exactly 48 KiB dynamic plus the static byte exceed the default.
         other = module.function("other")
         other.launch((1,), (1,), [x, y], shared_bytes=48 * 1024)
+        other.launch((1,), (1,), [x, y], shared_bytes=48 * 1024)  # raised once
         try:
             cuda.Module(b"not an image")
         except cuda.CudaError as error:
@@ -296,6 +297,9 @@ def test_cuda_module_launch_and_copies(fake_driver, tmp_path):
     assert "cuLaunchKernel scale grid=1,1,1 block=1,1,1 smem=102400" in calls
     assert calls.index("cuFuncSetAttribute other 8 49152") < calls.index(
         "cuLaunchKernel other grid=1,1,1 block=1,1,1 smem=49152")
+    assert calls.count("cuFuncSetAttribute other 8 49152") == 1
+    assert calls.count(
+        "cuLaunchKernel other grid=1,1,1 block=1,1,1 smem=49152") == 2
 
 
 MANIFEST = {

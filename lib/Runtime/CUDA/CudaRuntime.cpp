@@ -324,6 +324,8 @@ namespace {
 bool prepareSharedMemory(CUfunction function, int32_t smem,
                          const char *caller) {
   constexpr int32_t kDefaultLimit = 48 * 1024;
+  if (smem == 0)
+    return true;
   int staticBytes = 0;
   if (!FP4_CU(cuFuncGetAttribute(
           &staticBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function)))
