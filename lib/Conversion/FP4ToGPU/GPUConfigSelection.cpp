@@ -16,8 +16,6 @@
 
 #include "llvm/Support/MathExtras.h"
 
-#include <utility>
-
 using namespace mlir;
 using namespace mlir::fp4;
 
@@ -121,8 +119,8 @@ GPUConfigAttr prefillDefaults(MLIRContext *ctx, const ChipDescription &chip,
   // tile needs 188 KB (232 KB with the residual), beyond sm_80's 163 and
   // sm_90's 227 with it; the 32-row one 114 KB, beyond the 99 KB of
   // sm_86/89/120a. A K step of 64, then the defaults, where not.
-  auto fits = [&](int64_t tileK) {
-    int64_t stages = stagesOverride.value_or(base.getStages());
+  int64_t stages = stagesOverride.value_or(base.getStages());
+  auto fits = [&](int64_t tileK, int64_t stages) {
     int64_t bytes = std::max(
         prefillSharedBytes(tileM, tileN, tileK, stages, /*w4a4=*/false,
                            /*sharedW=*/true, sparseLhs),
@@ -131,26 +129,17 @@ GPUConfigAttr prefillDefaults(MLIRContext *ctx, const ChipDescription &chip,
     return bytes <= chip.maxSharedBytesPerBlock;
   };
   int64_t tileK = 128;
-  if (!fits(tileK))
+  if (!fits(tileK, stages))
     tileK = base.getTileK();
-  if (!fits(tileK))
+  if (!fits(tileK, stages))
     return base;
   // The 16-row tile streams the most weight per MMA row: without the 2:4
   // buffers a fourth stage keeps more of it in flight (H200, 16 x 14336 x
   // 4096, one A/B call: outlier top-1/2/4 43.5/50.7/58.4 -> 38.2/41.9/46.3
   // us; with the residual it measured slower, 56.0 -> 59.1;
   // docs/perf/prefill_stages_2026-12-04.txt, medium_m_2026-12-04.txt).
-  int64_t stages = base.getStages();
-  if (tileM == 16 && !sparseLhs && !stagesOverride) {
-    int64_t saved = std::exchange(stages, 4);
-    if (prefillSharedBytes(tileM, tileN, tileK, stages, /*w4a4=*/true,
-                           /*sharedW=*/true, /*sparse=*/false) >
-            chip.maxSharedBytesPerBlock ||
-        prefillSharedBytes(tileM, tileN, tileK, stages, /*w4a4=*/false,
-                           /*sharedW=*/true, /*sparse=*/false) >
-            chip.maxSharedBytesPerBlock)
-      stages = saved;
-  }
+  if (tileM == 16 && !sparseLhs && !stagesOverride && fits(tileK, 4))
+    stages = 4;
   return GPUConfigAttr::get(
       ctx, GPUKernelFamily::Prefill, base.getWarps(), base.getKUnroll(),
       base.getRowsPerCta(), base.getSplitK(), base.getPrefetch(),
