@@ -116,9 +116,10 @@ GPUConfigAttr prefillDefaults(MLIRContext *ctx, const ChipDescription &chip,
   }
   // The tile must fit the kernel's forms (W4A16 and W4A4; with the 2:4
   // residual where asked) in the chip's shared memory: the 128-row K-128
-  // tile needs 188 KB (232 KB with the residual), beyond sm_80's 163 and
-  // sm_90's 227 with it; the 32-row one 114 KB, beyond the 99 KB of
-  // sm_86/89/120a. A K step of 64, then the defaults, where not.
+  // tile needs 188416 bytes (243712 with the residual), beyond sm_80's
+  // 166912 and, with the residual, sm_90's 232448; the 32-row one 114688,
+  // beyond the 101376 of sm_86/89/120a. A K step of 64, then the defaults,
+  // where not.
   int64_t stages = stagesOverride.value_or(base.getStages());
   auto fits = [&](int64_t tileK, int64_t stages) {
     int64_t bytes = std::max(

@@ -25,8 +25,9 @@
 
 // A tile the chip's shared memory cannot hold (every form of the kernel,
 // prefillSharedBytes) steps K by 64, and takes the defaults where even
-// that does not fit: sm_80 (163 KB) loses the 128-row K-128 tile (188 KB),
-// sm_86 (99 KB) every K-128 tile. No launch falls back to the reference
+// that does not fit: sm_80 (166912 bytes) loses the 128-row K-128 tile
+// (188416), sm_86 (101376) the K-128 tiles from 32 rows (114688; the
+// 16-row one, 65536 with 4 stages, fits). No launch falls back to the reference
 // kernel (no remark in the sm_86 RUN).
 // SM80: fp4.matmul {{.*}}fp4.gpu_config = #fp4.gpu_config<family = prefill, tile_m = 32, tile_k = 128>}
 // SM80: fp4.matmul {{.*}}fp4.gpu_config = #fp4.gpu_config<family = prefill, tile_m = 48, tile_k = 128, warps_m = 3>}
