@@ -165,6 +165,13 @@ LogicalResult mlir::fp4::verifyGPUConfigOverrides(
                      (passName + ": option " + key.option).str())))
       return failure();
   }
+  // Checked here, before makeConfig builds the attribute.
+  if (overrides.decodeWarps && overrides.decodeRowsPerCTA &&
+      failed(GPUConfigAttr::checkDecodeWarps(
+          emitError, (passName + ": option decode-warps").str(),
+          *overrides.decodeWarps, "decode-rows-per-cta",
+          *overrides.decodeRowsPerCTA)))
+    return failure();
   return success();
 }
 

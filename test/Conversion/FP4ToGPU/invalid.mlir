@@ -17,6 +17,11 @@
 // RUN: not fp4-opt %s -convert-fp4-to-gpu="chip=sm_120a native-fp4=true" 2>&1 | FileCheck %s --check-prefix=NATIVE120
 // RUN: not fp4-opt %s -convert-fp4-to-gpu="chip=sm_90 native-fp4=true" 2>&1 | FileCheck %s --check-prefix=NATIVE
 // RUN: not fp4-opt %s -convert-fp4-to-gpu="decode-k-unroll=100" 2>&1 | FileCheck %s --check-prefix=UNROLL
+// Options valid alone but not together (they crashed a fused recipe chain's
+// lowering, which built its activation side before the decode kernel
+// refused them).
+// RUN: not fp4-opt %s -convert-fp4-to-gpu="decode-warps=3 decode-rows-per-cta=32" 2>&1 | FileCheck %s --check-prefix=ROWWARPS
+// RUN: not fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90 decode-warps=2 decode-rows-per-cta=64" 2>&1 | FileCheck %s --check-prefix=ROWWARPS2
 // RUN: not fp4-opt %s -convert-fp4-to-gpu="prefill-stages=9" 2>&1 | FileCheck %s --check-prefix=STAGES
 // RUN: not fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90 decode-prefetch=3" 2>&1 | FileCheck %s --check-prefix=PREFETCH
 // RUN: not fp4-opt %s -convert-fp4-to-gpu="chip=sm_100a native-fp4=true" 2>&1 | FileCheck %s --check-prefix=NATIVE100
@@ -30,6 +35,8 @@ module {
 
 // NATIVE: native-fp4 requested for sm_90, which has no FP4 conversion or block-scaled MMA instructions
 // UNROLL: convert-fp4-to-gpu: option decode-k-unroll=100 is out of range (128..1024, a multiple of 128)
+// ROWWARPS: convert-fp4-to-gpu: option decode-warps=3 is not a multiple of the 2 row groups of decode-rows-per-cta=32 (16 weight rows each)
+// ROWWARPS2: convert-fp4-to-gpu: option decode-warps=2 is not a multiple of the 4 row groups of decode-rows-per-cta=64 (16 weight rows each)
 // STAGES: convert-fp4-to-gpu: option prefill-stages=9 is out of range (2..6)
 // PREFETCH: convert-fp4-to-gpu: option decode-prefetch=3 is out of range (0..2)
 // NATIVE100: native-fp4 kernels for sm_100a are not available in this version

@@ -113,3 +113,11 @@ func.func @wrong_op(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
   %y = arith.addf %x, %x {fp4.gpu_config = #fp4.gpu_config<family = elementwise>} : tensor<4x64xf32>
   return %y : tensor<4x64xf32>
 }
+
+// -----
+
+func.func @row_groups(%a: tensor<1x64xbf16>, %w: !fp4.tensor<8x64xf4E2M1FN, #fp4.mxfp4, axis = 1>) -> tensor<1x8xf32> {
+  // expected-error @below {{gpu_config: warps=6 is not a multiple of the 4 row groups of rows_per_cta=64 (16 weight rows each)}}
+  %r = fp4.matmul %a, %w {fp4.gpu_config = #fp4.gpu_config<family = decode, warps = 6, rows_per_cta = 64>} : tensor<1x64xbf16>, !fp4.tensor<8x64xf4E2M1FN, #fp4.mxfp4, axis = 1> -> tensor<1x8xf32>
+  return %r : tensor<1x8xf32>
+}

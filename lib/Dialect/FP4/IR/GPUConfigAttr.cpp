@@ -77,6 +77,21 @@ GPUConfigAttr::checkParameter(function_ref<InFlightDiagnostic()> emitError,
   return diag << ")";
 }
 
+LogicalResult GPUConfigAttr::checkDecodeWarps(
+    function_ref<InFlightDiagnostic()> emitError, StringRef warpsWhat,
+    int64_t warps, StringRef rowsWhat, int64_t rowsPerCta) {
+  // The decode CTA is rows_per_cta / 16 row groups of warps / groups K
+  // warps each; where both are given, the groups must divide the warps.
+  if (warps <= 0 || rowsPerCta <= 0)
+    return success();
+  int64_t groups = rowsPerCta / 16;
+  if (groups > 0 && warps % groups == 0)
+    return success();
+  return emitError() << warpsWhat << "=" << warps << " is not a multiple of "
+                     << "the " << groups << " row groups of " << rowsWhat
+                     << "=" << rowsPerCta << " (16 weight rows each)";
+}
+
 LogicalResult GPUConfigAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, GPUKernelFamily family,
     int64_t warps, int64_t kUnroll, int64_t rowsPerCta, int64_t splitK,
@@ -119,6 +134,9 @@ LogicalResult GPUConfigAttr::verify(
                               ("gpu_config: " + v.key).str())))
       return failure();
   }
+  if (failed(checkDecodeWarps(emitError, "gpu_config: warps", warps,
+                              "rows_per_cta", rowsPerCta)))
+    return failure();
   if (family != GPUKernelFamily::Prefill &&
       dequant != GPUPrefillDequant::Shared)
     return emitError() << "gpu_config: dequant is a parameter of the "

@@ -100,6 +100,14 @@ def FP4_GPUConfigAttr : FP4_Attr<"GPUConfig", "gpu_config"> {
     static ::llvm::LogicalResult checkParameter(
         ::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError,
         ::llvm::StringRef key, int64_t value, ::llvm::StringRef what);
+    /// Checks that the decode CTA's row groups (`rowsPerCta` / 16) divide
+    /// its `warps` where both are set (non-zero); on failure emits
+    /// "<warpsWhat>=<warps> is not a multiple of the <g> row groups of
+    /// <rowsWhat>=<rowsPerCta> ...".
+    static ::llvm::LogicalResult checkDecodeWarps(
+        ::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError,
+        ::llvm::StringRef warpsWhat, int64_t warps, ::llvm::StringRef rowsWhat,
+        int64_t rowsPerCta);
     /// Name of the discardable attribute carrying the config on an op.
     static constexpr ::llvm::StringLiteral kAttrName = "fp4.gpu_config";
   }];
