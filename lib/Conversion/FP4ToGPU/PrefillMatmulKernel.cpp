@@ -90,6 +90,10 @@ constexpr int64_t kGroup = 64;
 struct PrefillPlan {
   int64_t m, n, k;
   int64_t bm, bn, bk, warpsM, warpsN, stages, threads;
+  /// Warp groups splitting each K tile's mma steps (the shared form): group
+  /// w takes steps [w, w + 1) * steps / warpsK; their sums meet in shared
+  /// memory before the epilogue (chooseWarpsK).
+  int64_t warpsK = 1;
   /// Warp tile and its mma tiles (16 rows, 8 columns).
   int64_t wm, wn, mTiles, nTiles;
   /// K groups per tile and K tiles.
@@ -220,7 +224,7 @@ private:
                                          Value bSlot, ValueRange acc);
   /// The sparse lhs' mma.sp work of k32 step `s` of the tile in slot
   /// `slot`; `bw` holds each n8 tile's W fragment of the step.
-  void mmaSparseStep(int64_t s, Value slot, ArrayRef<std::array<Value, 4>> bw,
+  void mmaSparseStep(Value s, Value slot, ArrayRef<std::array<Value, 4>> bw,
                      SmallVector<Value> &acc);
   /// Emits `body(u, round)` for the units u = tid + round * threads < count
   /// (guarded in the last round when count % threads != 0).
@@ -320,6 +324,8 @@ private:
   Value result;
   // Thread coordinates.
   Value tid, lane, m0, n0, g, q, warpRow, warpCol;
+  /// This warp's K group (PrefillPlan::warpsK).
+  Value warpK;
   // Shared memory views (i32 views for the reads).
   Value aTile, aTile32, aCodes, aCodes32, aBuf32, bCodes, bCodes32;
   // prefill-dequant=shared: bf16 views of the dequantized tiles.
@@ -784,9 +790,12 @@ SmallVector<Value> PrefillEmitter::mmaTileShared(Value aView, Value aSlot,
   Value bRowLane = add(mul(div(lane, 16), 8), rem(lane, 8));
   Value bChunkLane = rem(div(lane, 8), 2);
   Value aRow = add(warpRow, aRowLane), bRow = add(warpCol, bRowLane);
-  for (int64_t ks = 0; ks < p.bk / 16; ++ks) {
-    Value aCol = mul(xorI(add(aChunkLane, 2 * ks), rowSwizzle), 8);
-    Value bCol = mul(xorI(add(bChunkLane, 2 * ks), rowSwizzle), 8);
+  const int64_t steps = p.bk / 16 / p.warpsK;
+  Value firstStep = mul(warpK, steps);
+  for (int64_t local = 0; local < steps; ++local) {
+    Value ks2 = mul(add(firstStep, local), 2);
+    Value aCol = mul(xorI(add(aChunkLane, ks2), rowSwizzle), 8);
+    Value bCol = mul(xorI(add(bChunkLane, ks2), rowSwizzle), 8);
     SmallVector<std::array<Value, 4>> a;
     for (int64_t i = 0; i < p.mTiles; ++i)
       a.push_back(ldmatrixX4(aView, ValueRange{aSlot, add(aRow, 16 * i),
@@ -822,16 +831,19 @@ SmallVector<Value> PrefillEmitter::mmaTileSharedSparse(Value aView,
   // two loads, which ptxas joins with 4 moves per mma.sp: 128 moves per K
   // tile, measured in the SASS of the first version.)
   Value bRow = add(warpCol, rem(lane, 8)), bChunkLane = div(lane, 8);
-  for (int64_t s = 0; s < p.bk / 32; ++s) {
+  const int64_t steps = p.bk / 32 / p.warpsK;
+  Value firstStep = mul(warpK, steps);
+  for (int64_t local = 0; local < steps; ++local) {
+    Value s = add(firstStep, local);
     SmallVector<std::array<Value, 4>> bw;
     for (int64_t jn = 0; jn < p.nTiles; ++jn) {
-      Value bCol = mul(xorI(add(bChunkLane, 4 * s), rowSwizzle), 8);
+      Value bCol = mul(xorI(add(bChunkLane, mul(s, 4)), rowSwizzle), 8);
       bw.push_back(
           ldmatrixX4(bBuf, ValueRange{bSlot, add(bRow, 8 * jn), bCol}));
     }
     for (int64_t h = 0; h < 2; ++h) {
-      int64_t ks = 2 * s + h;
-      Value aCol = mul(xorI(add(aChunkLane, 2 * ks), rowSwizzle), 8);
+      Value ks2 = add(mul(s, 4), 2 * h);
+      Value aCol = mul(xorI(add(aChunkLane, ks2), rowSwizzle), 8);
       for (int64_t i = 0; i < p.mTiles; ++i) {
         std::array<Value, 4> a =
             ldmatrixX4(aView, ValueRange{aSlot, add(aRow, 16 * i), aCol});
@@ -846,17 +858,18 @@ SmallVector<Value> PrefillEmitter::mmaTileSharedSparse(Value aView,
   return acc;
 }
 
-void PrefillEmitter::mmaSparseStep(int64_t s, Value slot,
+void PrefillEmitter::mmaSparseStep(Value s, Value slot,
                                    ArrayRef<std::array<Value, 4>> bw,
                                    SmallVector<Value> &acc) {
   // A: the compressed 16 x 16 tile (compressed columns 16s..16s+15, i.e.
   // logical k 32s..32s+31) by ldmatrix.x4 exactly as a dense A tile.
-  Value spCol = mul(sparseChunkSwizzle(add(div(lane, 16), 2 * s), lane), 8);
+  Value spCol =
+      mul(sparseChunkSwizzle(add(div(lane, 16), mul(s, 2)), lane), 8);
   Value aRow = add(warpRow, rem(lane, 16));
   // Metadata of lanes q = 0, 1 (lanes 2, 3 load a copy, unused under
   // sparsity selector 0): 16 logical columns 32s + 16q.. of rows g and
   // g + 8, two bytes each.
-  Value metaCol = add(idx(2 * s), andI(q, 1));
+  Value metaCol = add(mul(s, 2), andI(q, 1));
   Type i32t = b.getI32Type();
   for (int64_t i = 0; i < p.mTiles; ++i) {
     std::array<Value, 4> a =
@@ -1112,8 +1125,10 @@ void PrefillEmitter::emit(gpu::GPUFuncOp func) {
   Value warp = div(tid, 32);
   g = div(lane, 4);
   q = rem(lane, 4);
-  warpRow = mul(div(warp, p.warpsN), p.wm);
-  warpCol = mul(rem(warp, p.warpsN), p.wn);
+  Value tileWarp = rem(warp, p.warpsM * p.warpsN);
+  warpK = div(warp, p.warpsM * p.warpsN);
+  warpRow = mul(div(tileWarp, p.warpsN), p.wm);
+  warpCol = mul(rem(tileWarp, p.warpsN), p.wn);
 
   // Shared memory views.
   auto workgroup = gpu::AddressSpaceAttr::get(
@@ -1302,7 +1317,63 @@ void PrefillEmitter::emit(gpu::GPUFuncOp func) {
   }
   // Drain (empty groups only, but leave no copy in flight at exit).
   waitGroups(0);
-  epilogue(loop.getResults().take_front(numAcc));
+  SmallVector<Value> sums(loop.getResults().take_front(numAcc));
+  if (p.warpsK == 1) {
+    epilogue(sums);
+    return;
+  }
+  // The K groups' sums meet in shared memory (the ring is free once every
+  // warp has left the loop): group w > 0 stores [w - 1][warp of the tile]
+  // [acc][lane] x 4 floats, group 0 adds them and writes the result.
+  const int64_t tileWarps = p.warpsM * p.warpsN;
+  const int64_t scratchRows = (p.warpsK - 1) * tileWarps * numAcc * 32;
+  assert(scratchRows * 16 <= p.sharedBytes &&
+         "the K groups' sums must fit the drained ring");
+  Value scratch = view(0, {scratchRows, 4}, b.getF32Type());
+  auto slot = [&](Value group, int64_t a) {
+    return add(mul(add(mul(add(mul(group, tileWarps), tileWarp), numAcc), a),
+                   32),
+               lane);
+  };
+  gpu::BarrierOp::create(b, loc);
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warpK,
+                                      idx(0));
+  Value later = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, warpK,
+                                      idx(0));
+  emitIf(b, loc, later,
+         [&](OpBuilder &, Location) {
+           Value group = arith::SubIOp::create(b, loc, warpK, idx(1));
+           for (int64_t a = 0; a < numAcc; ++a)
+             vector::StoreOp::create(b, loc, sums[a], scratch,
+                                     ValueRange{slot(group, a), idx(0)});
+         });
+  gpu::BarrierOp::create(b, loc);
+  emitIf(b, loc, first, [&](OpBuilder &, Location) {
+    SmallVector<Value> total(sums);
+    for (int64_t w = 1; w < p.warpsK; ++w)
+      for (int64_t a = 0; a < numAcc; ++a) {
+        Value part = vector::LoadOp::create(
+            b, loc, VectorType::get({4}, b.getF32Type()), scratch,
+            ValueRange{slot(idx(w - 1), a), idx(0)});
+        total[a] = arith::AddFOp::create(b, loc, total[a], part);
+      }
+    epilogue(total);
+  });
+}
+
+/// K groups of warps for the medium class's 16-row tiles: one 16 x 64
+/// tile per CTA gives 4 warps and N / 64 CTAs (896 warps at N = 14336, 7
+/// per SM; ncu: 10.8% achieved occupancy, the SMs idle most cycles), so the
+/// tile's mma steps are split over two warp groups, which also share the
+/// tile's copies and dequantization (full recipe at 16 x 14336 x 4096:
+/// kernel 51.7 -> 48.5 us; four groups: 52.6, docs/perf/
+/// medium_warps_k_2026-12-04.txt). The shared form only (the register
+/// form dequantizes per warp), without macro partial sums.
+static int64_t chooseWarpsK(const PrefillPlan &p) {
+  if (p.bm != 16 || !p.shared || p.w4a4 || p.flushTiles ||
+      (p.bk / 32) % 2 != 0 || 2 * p.threads > 1024)
+    return 1;
+  return 2;
 }
 
 /// Checks the spec and the config and lays out shared memory.
@@ -1429,6 +1500,8 @@ planPrefill(const MatmulKernelSpec &spec, const GPUTarget &target,
                      Twine(target.ptxVersion() % 10) + ")");
     p.sparse = true;
   }
+  p.warpsK = chooseWarpsK(p);
+  p.threads *= p.warpsK;
   p.codeChunk = p.k % 32 == 0 ? 16 : 8;
   p.aStageBytes = p.w4a4 ? p.bm * p.bk / 2 : p.bm * p.bk * 2;
   p.bStageBytes = p.bn * p.bk / 2;

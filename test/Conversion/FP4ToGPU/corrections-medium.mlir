@@ -1,6 +1,7 @@
 // Decode-sized correction chains from the chip's correctionPrefillMinM (9
 // rows on every chip of the table, measured on the H200) run on the prefill
-// kernel's medium class (a 16-row tile, 64 columns, K steps of 128) instead
+// kernel's medium class (a 16-row tile, 64 columns, K steps of 128, two K
+// groups of warps) instead
 // of the decode plans' stacked rows and separate outlier epilogue: the 2:4
 // residual on mma.sp, the weight outliers written into the weight tile
 // (FusedCorrectionChain.cpp). Where that kernel cannot take the chain (the
@@ -17,10 +18,28 @@
 
 // CHECK-LABEL: module attributes {fp4.gpu_manifest
 // CHECK-SAME: variant = "activation_prep_mxfp4_hadamard32_top2_residual_sparse24"
-// CHECK-SAME: variant = "prefill_w4a16_smem_sparse24_entries", grid = [2, 1, 1], block = [128, 1, 1]
+// CHECK-SAME: variant = "prefill_w4a16_smem_sparse24_entries", grid = [2, 1, 1], block = [256, 1, 1]
 // CHECK-NOT: decode_
 // CHECK-NOT: stacked_epilogue
 // CHECK-LABEL: func.func @full16
+// The 16-row tile's mma steps split over two K groups of 4 warps (256
+// threads; PrefillMatmulKernel.cpp chooseWarpsK): after the K loop, group 1
+// stores its sums in shared memory ([1][4 warps][2 sums][32 lanes] x 4 f32,
+// over the drained ring), group 0 adds them and writes the result.
+// CHECK: gpu.func @fp4_matmul_{{[0-9]+}}(
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK: scf.for
+// CHECK: nvvm.mma.sp.sync
+// CHECK: scf.yield
+// CHECK: memref.view {{.*}} to memref<256x4xf32, #gpu.address_space<workgroup>>
+// CHECK-NEXT: gpu.barrier
+// CHECK: scf.if
+// CHECK-COUNT-2: vector.store {{.*}} : memref<256x4xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: gpu.barrier
+// CHECK-NEXT: scf.if
+// CHECK: vector.load {{.*}} : memref<256x4xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK-NEXT: arith.addf {{.*}} : vector<4xf32>
+// CHECK: vector.store {{.*}} : memref<16x96xbf16>, vector<2xbf16>
 // DECODE-LABEL: module attributes {fp4.gpu_manifest
 // DECODE-SAME: variant = "activation_prep_mxfp4_hadamard32_top2_residual"
 // DECODE-SAME: variant = "decode_w4a16_epilogue"
@@ -50,7 +69,7 @@ func.func @full16(%x: tensor<16x256xbf16>, %w: tensor<96x256xbf16>) -> tensor<16
 !qw = !fp4.tensor<96x256xf4E2M1FN, #fp4.mxfp4, axis = 1>
 // CHECK-LABEL: module attributes {fp4.gpu_manifest
 // CHECK-SAME: variant = "activation_prep_mxfp4_residual_sparse24"
-// CHECK-SAME: variant = "prefill_w4a16_smem_sparse24", grid = [2, 1, 1], block = [128, 1, 1]
+// CHECK-SAME: variant = "prefill_w4a16_smem_sparse24", grid = [2, 1, 1], block = [256, 1, 1]
 // CHECK-NOT: decode_
 // CHECK-LABEL: func.func @residual12
 // DECODE-LABEL: module attributes {fp4.gpu_manifest
@@ -115,7 +134,7 @@ func.func @unproven16(%x: tensor<16x256xbf16>, %qw: !qw, %wv: tensor<96x8x2xbf16
 !qw = !fp4.tensor<64x256xf4E2M1FN, #fp4.mxfp4, axis = 1>
 // CHECK-LABEL: module attributes {fp4.gpu_manifest
 // CHECK-SAME: variant = "activation_prep_mxfp4_top2"
-// CHECK-SAME: variant = "prefill_w4a16_smem_entries", grid = [1, 1, 1], block = [128, 1, 1], shared_bytes = 65536
+// CHECK-SAME: variant = "prefill_w4a16_smem_entries", grid = [1, 1, 1], block = [256, 1, 1], shared_bytes = 65536
 // CHECK-LABEL: func.func @outliers16
 // DECODE-LABEL: module attributes {fp4.gpu_manifest
 // DECODE-NOT: prefill_
