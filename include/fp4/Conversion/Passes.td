@@ -76,7 +76,9 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
     family (bf16 `mma.sync` after dequantizing FP4 operands in registers /
     shared memory: sm_90 has no FP4 tensor cores), whose medium class (M up
     to the chip's 128) steps K by 128 and up to 64 rows takes tiles of
-    roundUp(M, 16) rows, as far as the chip's shared memory holds them; quantize / dequantize the elementwise family; the options below
+    roundUp(M, 16) rows (the 16-row tile's mma steps split over two K
+    groups of warps), as far as the chip's shared memory holds them;
+    quantize / dequantize the elementwise family; the options below
     override the chip's choices (a prefill tile option turns the medium
     class off). Shapes or schemes a family declines fall back to a simple
     reference kernel (variant `reference`), with a remark saying why.

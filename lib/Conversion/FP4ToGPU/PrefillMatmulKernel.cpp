@@ -1365,9 +1365,9 @@ void PrefillEmitter::emit(gpu::GPUFuncOp func) {
 /// tile per CTA gives 4 warps and N / 64 CTAs (896 warps at N = 14336, 7
 /// per SM; ncu: 10.8% achieved occupancy, the SMs idle most cycles), so the
 /// tile's mma steps are split over two warp groups, which also share the
-/// tile's copies and dequantization (full recipe at 16 x 14336 x 4096:
-/// kernel 51.7 -> 48.5 us; four groups: 52.6, docs/perf/
-/// medium_warps_k_2026-12-04.txt). The shared form only (the register
+/// tile's copies and dequantization (full recipe at 16 x 14336 x 4096,
+/// same call: kernel 51.7 -> 48.5 us; in another call four groups 52.6-54.1
+/// against 50.0 for two; docs/perf/medium_warps_k_2026-12-04.txt). The shared form only (the register
 /// form dequantizes per warp), without macro partial sums.
 static int64_t chooseWarpsK(const PrefillPlan &p) {
   if (p.bm != 16 || !p.shared || p.w4a4 || p.flushTiles ||

@@ -108,8 +108,11 @@ struct GPUConfigOptionSet {
                                   "the chip description's"),
                    llvm::cl::init<int64_t>(16)),
         decodeWarps(owner, "decode-warps",
-                    llvm::cl::desc("Decode: warps per CTA splitting K "
-                                   "(0: from the shape; 1..16)"),
+                    llvm::cl::desc("Decode: warps per CTA, the row "
+                                   "groups' warps splitting K (0: from the "
+                                   "shape; 1..16; a multiple of "
+                                   "decode-rows-per-cta / 16 when both are "
+                                   "given)"),
                     llvm::cl::init<int64_t>(GPUConfigDefaults::warps)),
         decodeKUnroll(owner, "decode-k-unroll",
                       llvm::cl::desc("Decode: K elements per warp and "
