@@ -22,8 +22,8 @@ import gpu_cases  # noqa: E402
 import gpu_recipes  # noqa: E402
 
 
-def ptxas_report(ptx, ptxas):
-    r = subprocess.run([ptxas, "-arch=sm_90", "-v", ptx, "-o", os.devnull],
+def ptxas_report(ptx, ptxas, chip="sm_90"):
+    r = subprocess.run([ptxas, f"-arch={chip}", "-v", ptx, "-o", os.devnull],
                        capture_output=True, text=True)
     if r.returncode:
         raise SystemExit(f"ptxas failed on {ptx}:\n{r.stderr}")
@@ -44,6 +44,9 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "kernels"))
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--options", default="")
+    ap.add_argument("--chip", default="sm_90",
+                    help="target chip of every kernel (sm_90a: the prefill "
+                         "kernels on wgmma)")
     ap.add_argument("--ptxas", default="/usr/local/cuda/bin/ptxas")
     ap.add_argument("--recipes", action="store_true",
                     help="also build the accuracy-recipe cases "
@@ -62,11 +65,11 @@ def main():
                 continue
             gpu_recipes.build(case, os.path.join(args.out, "recipes",
                                                  case["name"]),
-                              fp4_opt, fp4_run)
+                              fp4_opt, fp4_run, args.chip)
             print(case["name"], flush=True)
         for case in gpu_recipes.BENCH_CASES:
             d = os.path.join(args.out, "recipes", case["name"])
-            gpu.compile(gpu_recipes.bench_mlir(case), chip="sm_90", out_dir=d,
+            gpu.compile(gpu_recipes.bench_mlir(case), chip=args.chip, out_dir=d,
                         options="format=isa")
             # The input holds the folded-weight constants of some rows
             # (tens of MB): the device needs only the kernels.
@@ -79,11 +82,12 @@ def main():
         if args.only and case["name"] not in args.only:
             continue
         d = os.path.join(args.out, case["name"])
-        gpu.compile(gpu_cases.mlir(case), chip="sm_90", out_dir=d,
+        gpu.compile(gpu_cases.mlir(case), chip=args.chip, out_dir=d,
                     options=("format=isa " + args.options).strip())
         manifest = gpu.read_manifest(d)
         for k in manifest["kernels"]:
-            rows = ptxas_report(os.path.join(d, k["image"]), args.ptxas)
+            rows = ptxas_report(os.path.join(d, k["image"]), args.ptxas,
+                                args.chip)
             for func, regs, spill, smem in rows:
                 if func == k["name"]:
                     report.append(f"{case['name']:28s} {k['name']:22s} "

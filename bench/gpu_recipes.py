@@ -236,8 +236,9 @@ def run(cmd, **kw):
 HOST_OP = re.compile(r'"?fp4\.(rotate|permute|split_outliers|split_channels|residual|quantize|dequantize|matmul|correction_matmul)"?[ (]')
 
 
-def build(case, out, fp4_opt, fp4_run):
-    """Compiles one check case into `out` (see the module comment)."""
+def build(case, out, fp4_opt, fp4_run, chip="sm_90"):
+    """Compiles one check case into `out` for `chip` (see the module
+    comment)."""
     sys.path.insert(0, os.path.join(ROOT, "python"))
     from fp4 import ir
     os.makedirs(out, exist_ok=True)
@@ -256,7 +257,7 @@ def build(case, out, fp4_opt, fp4_run):
     run([fp4_opt, src, quant] + [p.format(cal=cal) for p in passes] +
         ["-canonicalize", "-o", transformed])
     # Nothing may stay on the host.
-    r = run([fp4_opt, transformed, "-convert-fp4-to-gpu=chip=sm_90"])
+    r = run([fp4_opt, transformed, f"-convert-fp4-to-gpu=chip={chip}"])
     host = [l.strip() for l in r.stdout.splitlines()
             if HOST_OP.search(l) and "fp4.launch_plan" not in l and "fp4.gpu_manifest" not in l]
     if host or "stays on the host" in r.stderr:
@@ -272,7 +273,8 @@ def build(case, out, fp4_opt, fp4_run):
     debug = os.path.join(out, "recipe.mlir")
     run([fp4_opt, generic_debug, "-o", debug])
     run([sys.executable, fp4_run, "build", debug, "-o",
-         os.path.join(out, "model.so"), "--fp4-opt", fp4_opt])
+         os.path.join(out, "model.so"), "--fp4-opt", fp4_opt,
+         "--chip", chip])
     cpu = run([fp4_opt, debug, "-fp4-pipeline-cpu"]).stdout
     engine = ir.ExecutionEngine(ir.Context().parse_module(cpu), opt_level=2)
     results = engine.invoke("linear", x, w,

@@ -41,6 +41,14 @@ gets, as register j, the 32-bit word of row i / 4, columns 2 (i % 4) and
 The prefill kernel's 2:4-sparse lhs adds nvvm.mma.sp.sync (m16n8k32 bf16,
 ordered metadata, selector 0; _mma_sp_sync has the layout) and 16-bit
 shared loads of its metadata.
+
+Its sm_90a form adds nvvm.wgmma.mma_async (m64nNk16 bf16 -> f32, both
+operands from shared-memory descriptors in the 128-byte swizzle; _wgmma
+decodes them and applies the swizzle to the addresses), its fence /
+commit / wait and nvvm.fence.proxy (no-ops in lockstep), the accumulator
+struct (llvm.mlir.undef / insertvalue / extractvalue on a list of fields)
+and memref.extract_aligned_pointer_as_index of the dynamic shared memory
+(address 0, so descriptor addresses are offsets into it).
 """
 
 import re
@@ -642,6 +650,32 @@ class Launch:
             elif name == "llvm.extractvalue":
                 pos = int(re.search(r"array<i64: (\d+)>", op.props).group(1))
                 self.set(op, [ins[0][pos]])
+            elif name == "llvm.mlir.undef":
+                # Structs (the wgmma accumulator) are lists of fields.
+                m = re.fullmatch(r"!llvm\.struct<\((.*)\)>", tout)
+                assert m, f"undef of {tout}"
+                fields = [f.strip() for f in m.group(1).split(",")]
+                self.set(op, [[np.zeros(self.n, elem_dtype(f))
+                               for f in fields]])
+            elif name == "llvm.insertvalue":
+                pos = int(re.search(r"array<i64: (\d+)>", op.props).group(1))
+                fields = list(ins[0])
+                fields[pos] = ins[1]
+                self.set(op, [fields])
+            elif name == "memref.extract_aligned_pointer_as_index":
+                # The shared window address of dynamic shared memory: 0,
+                # so that descriptor addresses are offsets into it.
+                assert ins[0] is self.dynamic_shared, \
+                    "only the dynamic shared memory's address is modelled"
+                self.set(op, [np.zeros(self.n, np.uint64)])
+            elif name in ("nvvm.fence.proxy", "nvvm.wgmma.fence.aligned",
+                          "nvvm.wgmma.commit.group.sync.aligned",
+                          "nvvm.wgmma.wait.group.sync.aligned"):
+                # Lockstep: a wgmma completes when it is issued, after every
+                # thread's earlier stores.
+                pass
+            elif name == "nvvm.wgmma.mma_async":
+                self.set(op, [self.wgmma(op, ins, mask)])
             elif name == "nvvm.prmt":
                 assert "permute_mode<default>" in op.props
                 a, b, sel = ins
@@ -800,6 +834,84 @@ def _mma_sp_sync(self, op, ins):
 
 
 Launch.mma_sp_sync = _mma_sp_sync
+
+
+def _wgmma_operand(self, desc, rows):
+    """The rows x 16 bf16 operand (f64, one per warp group) a wgmma
+    descriptor addresses in dynamic shared memory: K-major, 128-byte
+    swizzle (mode 1), 8-row groups `stride` bytes apart, row r of a group
+    128 bytes after row r - 1, element k at 2 k; the hardware XORs address
+    bits 4..6 with bits 7..9 of the shared address."""
+    desc = desc.astype(np.uint64)
+    assert np.all((desc >> np.uint64(62)) == 1), "128-byte swizzle only"
+    assert np.all(((desc >> np.uint64(49)) & np.uint64(7)) == 0), \
+        "base offset 0 only"
+    start = ((desc & np.uint64(0x3FFF)) << np.uint64(4)).astype(np.int64)
+    stride = (((desc >> np.uint64(32)) & np.uint64(0x3FFF)) <<
+              np.uint64(4)).astype(np.int64)
+    r = np.arange(rows)[None, :, None]
+    k = np.arange(16)[None, None, :]
+    addr = start[:, None, None] + (r // 8) * stride[:, None, None] + \
+        (r % 8) * 128 + 2 * k
+    addr = addr ^ (((addr >> 7) & 7) << 4)
+    return addr
+
+
+def _wgmma(self, op, ins, mask):
+    """D = A B^T + D of nvvm.wgmma.mma_async m64nNk16 (bf16 -> f32, A row-
+    and B col-major, i.e. both K-major in shared memory) per warp group of
+    4 consecutive warps, operands from their descriptors (_wgmma_operand),
+    computed in f64 with one f32 rounding of D + sum (the tensor cores sum
+    in their own order: tests compare with a tolerance). Thread t of the
+    group (warp w = t / 32, lane (g, q)) holds D[4 j + e] = row 16 w + g
+    (+ 8 for e >= 2), column 8 j + 2 q + (e % 2)."""
+    props = op.props
+    m = re.search(r"m = (\d+), n = (\d+), k = (\d+)", props)
+    M, N, K = (int(x) for x in m.groups())
+    assert (M, K) == (64, 16), props
+    assert props.count("wgmma_type<bf16>") == 2 and \
+        "wgmma_type<f32>" in props, props
+    assert "wgmma_scale_out<one>" in props and \
+        "wgmma_scale_in<neg>" not in props, props
+    assert "mma_layout<row>" in props and "mma_layout<col>" in props, props
+    acc, desc_a, desc_b = ins
+    assert len(acc) == N // 2
+    assert self.block % 128 == 0 and self.n % 128 == 0
+    groups = self.n // 128
+    gmask = mask.reshape(groups, 128)
+    assert np.all(gmask.all(1) | ~gmask.any(1)), \
+        "wgmma is warp-group collective: the whole group or none"
+    da = desc_a.reshape(groups, 128)
+    db = desc_b.reshape(groups, 128)
+    assert np.all(da == da[:, :1]) and np.all(db == db[:, :1]), \
+        "a warp group's descriptors must be uniform"
+    cta = (np.arange(groups) * 128) // self.block
+    smem = self.dynamic_shared.bytes
+
+    def operand(desc, rows):
+        addr = _wgmma_operand(self, desc[:, 0], rows)
+        lo = smem[cta[:, None, None], addr].astype(np.uint32)
+        hi = smem[cta[:, None, None], addr + 1].astype(np.uint32)
+        bits = (lo | (hi << np.uint32(8))) << np.uint32(16)
+        return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+
+    A = operand(da, 64)           # [groups, 64, 16]
+    B = operand(db, N)            # [groups, N, 16]
+    D = A @ B.transpose(0, 2, 1)  # [groups, 64, N]
+    t = np.arange(128)
+    w, g, q = t // 32, (t % 32) // 4, t % 4
+    out = []
+    for j in range(N // 8):
+        for e in range(4):
+            row = 16 * w + g + (8 if e >= 2 else 0)
+            col = 8 * j + 2 * q + (e % 2)
+            c = acc[4 * j + e].reshape(groups, 128).astype(np.float64)
+            d = (D[:, row, col] + c).astype(np.float32).reshape(-1)
+            out.append(np.where(mask, d, acc[4 * j + e]).astype(np.float32))
+    return out
+
+
+Launch.wgmma = _wgmma
 
 
 def _segments(op, counts):

@@ -29,9 +29,9 @@ def qtype(rows, cols):
     return f"!fp4.tensor<{rows}x{cols}xf4E2M1FN, {MX}, axis = 1>"
 
 
-def compile_op(mlir):
+def compile_op(mlir, chip="sm_90"):
     out = subprocess.run(
-        [FP4_OPT, "-", "-convert-fp4-to-gpu=chip=sm_90",
+        [FP4_OPT, "-", f"-convert-fp4-to-gpu=chip={chip}",
          "-mlir-print-op-generic"], input=mlir, capture_output=True,
         text=True, check=True)
     assert "stays on the host" not in out.stderr, out.stderr

@@ -3,9 +3,11 @@ prefill-dequant=shared: cp.async ring in dynamic shared memory, the weight
 dequantized once per CTA into a bf16 tile, ldmatrix.x4 + mma.sync), run on
 the CPU by gpu_kernel_interp.py, against the f64 product of its operands.
 
-Two forms:
+Two forms, each for chip=sm_90 (mma.sync) and chip=sm_90a (where the tile
+has 64-row warp groups, wgmma.mma_async from the 128-byte-swizzled tiles,
+variant suffix _wgmma; the interpreter decodes the descriptors):
   * plain W4A16 (fp4.matmul of a bf16 lhs and an MXFP4 weight): variant
-    prefill_w4a16_smem;
+    prefill_w4a16_smem; W4A4 and NVFP4 too on sm_90a;
   * weight entries (variant prefill_w4a16_smem_entries): in a chain that
     splits the weight's outliers at run time and quantizes the rest, the
     correction_matmul of the weight's outliers is folded into the weight
@@ -100,20 +102,32 @@ def stacked_activation(rng, m, k):
     return ref.round_to_bf16(x.astype(np.float32))
 
 
+def expected_variant(base, chip, m):
+    """The variant on `chip`: the 128-row tiles (M > 64 here) and the
+    64-row one (M 49..64: two warp groups of 64 columns) take wgmma on
+    sm_90a; the 16- and 48-row tiles of the medium class keep mma.sync."""
+    wgmma = chip == "sm_90a" and (m > 64 or 48 < m <= 64)
+    return base + ("_wgmma" if wgmma else "")
+
+
 # (m, n, k): N never a multiple of the CTA tile; K = 224 ends in a partial
-# K tile; the last case has CTAs along both grid axes.
+# K tile; the 136-row cases have CTAs along both grid axes; M = 64 runs two
+# warp groups side by side (sm_90a).
+@pytest.mark.parametrize("chip", ["sm_90", "sm_90a"])
 @pytest.mark.parametrize("m,n,k,multi_cta", [
-    (40, 37, 128, False), (40, 37, 224, False), (136, 150, 224, True)])
-def test_prefill_w4a16(m, n, k, multi_cta):
+    (40, 37, 128, False), (40, 37, 224, False), (136, 150, 224, True),
+    (64, 150, 320, False)])
+def test_prefill_w4a16(m, n, k, multi_cta, chip):
     y = f"tensor<{m}x{n}xf32>"
     a = f"tensor<{m}x{k}xbf16>"
     mlir = (f"func.func @f(%x: {a}, %qw: {qtype(n, k)}) -> {y} {{\n"
             f"  %y = fp4.matmul %x, %qw : {a}, {qtype(n, k)} -> {y}\n"
             f"  return %y : {y}\n}}\n")
-    kernels, manifest = compile_op(mlir)
+    kernels, manifest = compile_op(mlir, chip)
     assert len(manifest) == 1, manifest
     launch = manifest[0]
-    assert launch["variant"] == "prefill_w4a16_smem", launch["variant"]
+    assert launch["variant"] == expected_variant("prefill_w4a16_smem", chip,
+                                                 m), launch["variant"]
     assert [a[0] for a in launch["args"]] == [
         "lhs", "rhs.codes", "rhs.scales", "result"]
     gx, gy, gz = launch["grid_dims"]
@@ -172,14 +186,19 @@ ENTRY_CASES = [
 ]
 
 
-@pytest.mark.parametrize("m,n,k,block,top", ENTRY_CASES)
-def test_prefill_weight_entries(m, n, k, block, top):
-    kernels, manifest = compile_op(chain(m, n, k, block, top))
+# Every case on sm_90; on sm_90a the 128-row tiles (wgmma), since the
+# smaller tiles of these cases are the same mma.sync kernels there.
+@pytest.mark.parametrize(
+    "m,n,k,block,top,chip",
+    [c + ("sm_90",) for c in ENTRY_CASES] +
+    [c + ("sm_90a",) for c in ENTRY_CASES if c[0] > 64])
+def test_prefill_weight_entries(m, n, k, block, top, chip):
+    kernels, manifest = compile_op(chain(m, n, k, block, top), chip)
     matmuls = [l for l in manifest if l["name"].startswith("fp4_matmul")]
     assert len(matmuls) == 1, [l["name"] for l in manifest]
     launch = matmuls[0]
-    assert launch["variant"] == "prefill_w4a16_smem_entries", \
-        launch["variant"]
+    assert launch["variant"] == expected_variant(
+        "prefill_w4a16_smem_entries", chip, m), launch["variant"]
     assert [a[0] for a in launch["args"]] == [
         "stacked0", "weight.codes", "weight.scales", "weights.values",
         "weights.indices", "product0"]
@@ -212,3 +231,62 @@ def test_prefill_weight_entries(m, n, k, block, top):
     shifted = ref.scatter_sparse(values, (indices.astype(np.int64) + 1) %
                                  block, block).astype(np.float64)
     assert rel_error(got, a @ (dense + shifted).T) > 1e3 * TOL
+
+
+# sm_90a's wgmma with a dequantized A tile too (W4A4) and NVFP4's E4M3
+# scales and tensor scale; bf16 and f16 results; N and K tails.
+@pytest.mark.parametrize("m,n,k,scheme,w4a4,out", [
+    (136, 150, 224, "mxfp4", True, "f32"),
+    (130, 77, 96, "nvfp4", False, "bf16"),
+    (140, 40, 80, "nvfp4", True, "f16")])
+def test_prefill_wgmma_schemes(m, n, k, scheme, w4a4, out):
+    attr = MX if scheme == "mxfp4" else "#fp4.nvfp4"
+    qt = lambda r, c: f"!fp4.tensor<{r}x{c}xf4E2M1FN, {attr}, axis = 1>"
+    a = qt(m, k) if w4a4 else f"tensor<{m}x{k}xbf16>"
+    y = f"tensor<{m}x{n}x{out}>"
+    mlir = (f"func.func @f(%x: {a}, %qw: {qt(n, k)}) -> {y} {{\n"
+            f"  %y = fp4.matmul %x, %qw : {a}, {qt(n, k)} -> {y}\n"
+            f"  return %y : {y}\n}}\n")
+    kernels, manifest = compile_op(mlir, "sm_90a")
+    assert len(manifest) == 1, manifest
+    launch = manifest[0]
+    kind = "w4a4" if w4a4 else "w4a16"
+    assert launch["variant"] == f"prefill_{kind}_smem_wgmma", \
+        launch["variant"]
+
+    rng = np.random.default_rng(m * 977 + n + k)
+    bs = 32 if scheme == "mxfp4" else 16
+    inputs = {}
+    if w4a4:
+        qx = ref.quantize(rng.standard_normal((m, k)).astype(np.float32),
+                          scheme=scheme, block_size=bs)
+        x = ref.dequantize(qx).astype(np.float64)
+    else:
+        x = ref.round_to_bf16(rng.standard_normal((m, k)).astype(np.float32))
+        inputs["lhs"] = bf16_bits(x)
+        x = x.astype(np.float64)
+    qw = ref.quantize(random_weight(rng, n, k), scheme=scheme, block_size=bs)
+    names = [a[0] for a in launch["args"]]
+    for prefix, q in (("lhs", qx if w4a4 else None), ("rhs", qw)):
+        if q is None:
+            continue
+        inputs[f"{prefix}.codes"] = q.codes
+        inputs[f"{prefix}.scales"] = q.scales.view(np.uint8)
+        if f"{prefix}.tensor_scale" in names:
+            inputs[f"{prefix}.tensor_scale"] = np.asarray(
+                q.tensor_scale, np.float32).reshape(())
+    missing = [n_ for n_ in names[:-1] if n_ not in inputs]
+    assert not missing, (missing, names)
+    res = run_launch(kernels, launch, inputs)
+    expect = x @ ref.dequantize(qw).astype(np.float64).T
+    got = res["result"]
+    if out == "f32":
+        check_close(got, expect, f"wgmma {scheme} {kind} {m}x{n}x{k}")
+    else:
+        # One rounding of the f32 sum to the result type (bf16 results come
+        # back as their 16 bits).
+        if out == "bf16":
+            got = (got.astype(np.uint32) << 16).view(np.float32)
+        got = got.astype(np.float64)
+        err = rel_error(got, expect)
+        assert err <= 4e-3, f"wgmma {scheme} {kind}: relative error {err}"

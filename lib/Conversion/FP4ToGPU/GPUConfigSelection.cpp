@@ -76,6 +76,8 @@ GPUConfigAttr makeConfig(MLIRContext *ctx, GPUKernelFamily family,
       pick(o.prefillStages, defaults.getStages(), F::Prefill),
       o.prefillDequant && family == F::Prefill ? *o.prefillDequant
                                                : defaults.getDequant(),
+      o.prefillMMA && family == F::Prefill ? *o.prefillMMA
+                                           : defaults.getMma(),
       pick(o.elementwiseThreads, defaults.getThreads(), F::Elementwise));
 }
 
@@ -145,7 +147,7 @@ GPUConfigAttr prefillDefaults(MLIRContext *ctx, const ChipDescription &chip,
       ctx, GPUKernelFamily::Prefill, base.getWarps(), base.getKUnroll(),
       base.getRowsPerCta(), base.getSplitK(), base.getPrefetch(),
       base.getMaxRegisters(), tileM, tileN, tileK, warpsM, warpsN, stages,
-      base.getDequant(), base.getThreads());
+      base.getDequant(), base.getMma(), base.getThreads());
 }
 
 } // namespace
@@ -193,6 +195,10 @@ mlir::fp4::verifyGPUConfigForChip(function_ref<InFlightDiagnostic()> emitError,
   case GPUKernelFamily::Reference:
     break;
   }
+  if (config.getMma() == GPUPrefillMMA::WGMMA && !chip.hasWGMMA)
+    return emitError() << "gpu_config " << config << ": mma = wgmma needs "
+                       << "a chip with warp-group MMA (sm_90a); "
+                       << chip.chip << " has none";
   if (threads > chip.maxThreadsPerBlock)
     return emitError() << "gpu_config " << config << " needs " << threads
                        << " threads per block; " << chip.chip << " has at most "
@@ -246,11 +252,17 @@ mlir::fp4::selectPrefillConfig(MLIRContext *ctx, const ChipDescription &chip,
                                int64_t rows,
                                const GPUConfigOverrides &overrides,
                                bool sparseLhs) {
-  if (overridesPrefillTile(overrides))
-    return makeConfig(ctx, GPUKernelFamily::Prefill, overrides);
-  return makeConfig(ctx, GPUKernelFamily::Prefill, overrides,
+  // The chip's instruction unless an option says otherwise: wgmma where
+  // the chip has it (4096^3 W4A16 on the H200: 441 -> 338 us, W4A4 518 ->
+  // 408, docs/perf/prefill_wgmma_2026-12-04.txt).
+  GPUConfigOverrides o = overrides;
+  if (!o.prefillMMA)
+    o.prefillMMA = chip.hasWGMMA ? GPUPrefillMMA::WGMMA : GPUPrefillMMA::Sync;
+  if (overridesPrefillTile(o))
+    return makeConfig(ctx, GPUKernelFamily::Prefill, o);
+  return makeConfig(ctx, GPUKernelFamily::Prefill, o,
                     prefillDefaults(ctx, chip, rows, sparseLhs,
-                                    overrides.prefillStages));
+                                    o.prefillStages));
 }
 
 GPUConfigAttr

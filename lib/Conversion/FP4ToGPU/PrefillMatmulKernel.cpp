@@ -63,6 +63,7 @@
 #include "BF16PairDequant.h"
 #include "ElementwiseKernel.h"
 #include "FragmentDequant.h"
+#include "WarpgroupMMA.h"
 #include "fp4/Conversion/FP4ToGPU/KernelBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -116,6 +117,15 @@ struct PrefillPlan {
   /// loop reads with ldmatrix, in plain K order.
   bool shared = false;
   int64_t bBufBytes = 0, bBufOffset = 0;
+  /// The shared form on sm_90a's warp-group MMA (planWgmma): the warp
+  /// groups (4 warps each) tile C as (BM / 64) x wgN blocks of 64 rows x
+  /// BN / wgN columns, each issuing wgmma m64n(BN / wgN)k16 from the bf16
+  /// A tile and the dequantized W tile, both stored in the 128-byte-swizzle
+  /// atom layout (WarpgroupMMA.h). The warp tile fields then describe a
+  /// warp's accumulator slice: 16 rows x BN / wgN (one m tile, wn / 8 n
+  /// tiles).
+  bool wgmma = false;
+  int64_t wgN = 1;
   /// MatmulKernelSpec::sparseLhs: the compressed 2:4 lhs tiles ride the
   /// cp.async ring next to A: values [stages][BM][BK/2] bf16 (16-byte
   /// chunks swizzled for ldmatrix, sparseChunkSwizzle) and metadata
@@ -191,6 +201,18 @@ private:
   /// Physical 16-byte chunk of logical chunk `chunk` of a bf16 row.
   Value bf16ChunkSwizzle(Value chunk, Value row) {
     return xorI(chunk, andI(row, 7));
+  }
+  /// Indices into a bf16 tile view (`perChunk` = 8 for the bf16 views, 4
+  /// for the i32 ones) of the first element of logical 16-byte chunk
+  /// `chunk` of row `row` in slot `slot`: [slot][row][chunk ^ (row & 7)]
+  /// for mma.sync, [slot][chunk / 8][row][(chunk % 8) ^ (row & 7)] in the
+  /// wgmma atom layout (add an element offset to the last index).
+  SmallVector<Value, 4> tileIndex(Value slot, Value row, Value chunk,
+                                  int64_t perChunk) {
+    if (!p.wgmma)
+      return {slot, row, mul(bf16ChunkSwizzle(chunk, row), perChunk)};
+    return {slot, div(chunk, 8), row,
+            mul(bf16ChunkSwizzle(rem(chunk, 8), row), perChunk)};
   }
   /// Physical 16-byte chunk of the compressed sparse tile's rows (BK / 16
   /// chunks): 8 consecutive rows read by one ldmatrix matrix land in 8
@@ -277,6 +299,12 @@ private:
   /// (bBuf slot `bSlot`), both read with ldmatrix.x4.
   SmallVector<Value> mmaTileShared(Value aView, Value aSlot, Value bSlot,
                                    ValueRange acc);
+  /// The wgmma form of mmaTileShared: this warp group's 64 rows of the
+  /// bf16 A tile (slot `aSlot` of aTile or, W4A4, aBuf) times its wn
+  /// columns of the W tile (bBuf slot `bSlot`), BK / 16 wgmma m64n<wn>k16
+  /// steps; returns the new accumulator struct (the caller fences, commits
+  /// and waits).
+  Value mmaTileWgmma(Value aSlot, Value bSlot, Value acc);
   /// ldmatrix.x4 (no transpose) of bf16 `view` at `indices`: the 4 i32
   /// registers of this lane.
   std::array<Value, 4> ldmatrixX4(Value view, ValueRange indices);
@@ -332,6 +360,8 @@ private:
   Value aBuf, bBuf, bBuf32;
   // The sparse lhs ring (bf16 values; metadata as i8 and i16).
   Value spTile, metaTile, metaTile16;
+  /// wgmma: the shared-window byte address (i64) of dynamic shared memory.
+  Value smemAddress;
 };
 
 } // namespace
@@ -394,10 +424,9 @@ void PrefillEmitter::issueBF16Rows(Value src, Value view, Value rowBase,
     Value gK = add(kBase, mul(chunk, 8));
     auto [srcRow, srcK, srcElements] =
         zeroFillSource(gRow, totalRows, rows, gK, p.k, 8);
-    Value dstCol = mul(bf16ChunkSwizzle(chunk, row), 8);
     nvgpu::DeviceAsyncCopyOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), view,
-        ValueRange{stage, row, dstCol}, src, ValueRange{srcRow, srcK},
+        tileIndex(stage, row, chunk, 8), src, ValueRange{srcRow, srcK},
         b.getIndexAttr(8), srcElements, b.getUnitAttr());
   });
 }
@@ -571,10 +600,9 @@ void PrefillEmitter::dequantizeTile(const BF16FragmentDequant &dq,
           dq.emitDequantWord(b, loc, word, mult);
       // Word t holds elements 8t..8t+7 of the unit: bf16 chunk 4u + t.
       Value chunk = add(mul(unit, 4), t);
-      Value dstWord = mul(bf16ChunkSwizzle(chunk, row), 4);
+      SmallVector<Value, 4> at = tileIndex(buf, row, chunk, 4);
       Value out = vector::FromElementsOp::create(b, loc, v4i32, pairs);
-      vector::StoreOp::create(b, loc, out, buf32,
-                              ValueRange{buf, row, dstWord},
+      vector::StoreOp::create(b, loc, out, buf32, at,
                               /*nontemporal=*/false, llvm::Align(16));
     }
     if (!entries.empty()) {
@@ -653,11 +681,9 @@ void PrefillEmitter::writeUnitEntries(ValueRange entries, Value row,
       column = andI(column, 31);
     }
     Value chunk = add(mul(unit, 4), div(column, 8));
-    Value col = add(mul(bf16ChunkSwizzle(chunk, row), 8), rem(column, 8));
-    auto store = [&] {
-      memref::StoreOp::create(b, loc, value, bBuf,
-                              ValueRange{buf, row, col});
-    };
+    SmallVector<Value, 4> at = tileIndex(buf, row, chunk, 8);
+    at.back() = add(at.back(), rem(column, 8));
+    auto store = [&] { memref::StoreOp::create(b, loc, value, bBuf, at); };
     if (!skip) {
       store();
       continue;
@@ -812,6 +838,45 @@ SmallVector<Value> PrefillEmitter::mmaTileShared(Value aView, Value aSlot,
         Value &c = acc[i * p.nTiles + jn];
         c = mma(a[i], bw[jn], c);
       }
+  }
+  return acc;
+}
+
+Value PrefillEmitter::mmaTileWgmma(Value aSlot, Value bSlot, Value acc) {
+  // Byte offsets in dynamic shared memory (atom layout, tileIndex): slot
+  // s of a [slots][BK / 64][rows][64] tile starts at s * rows * BK * 2;
+  // atom a at + a * rows * 128; this warp group's rows at + 64 * wg * 128;
+  // k16 step j of an atom at + 32 j (the descriptor's start address moves
+  // inside the swizzled line; the hardware applies the XOR).
+  Type i64 = b.getI64Type();
+  auto bytes = [&](Value v) {
+    return arith::IndexCastUIOp::create(b, loc, i64, v).getResult();
+  };
+  auto i64c = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, i64, v).getResult();
+  };
+  auto addI64 = [&](Value x, Value y) {
+    return arith::AddIOp::create(b, loc, x, y).getResult();
+  };
+  // warpRow - 16 (warp % 4) and warpCol are this warp group's first row
+  // and column (emit).
+  int64_t aOffset = p.w4a4 ? p.aBufOffset : p.aOffset;
+  Value groupRow = mul(div(warpRow, 64), 64);
+  Value aBase = addI64(
+      smemAddress,
+      bytes(add(mul(aSlot, p.bm * p.bk * 2),
+                add(mul(groupRow, kWgmmaAtomRowBytes), aOffset))));
+  Value bBase = addI64(
+      smemAddress,
+      bytes(add(mul(bSlot, p.bn * p.bk * 2),
+                add(mul(warpCol, kWgmmaAtomRowBytes), p.bBufOffset))));
+  for (int64_t step = 0; step < p.bk / 16; ++step) {
+    int64_t atom = step / 4, inAtom = (step % 4) * 32;
+    Value descA = buildWgmmaDescriptor(
+        b, loc, addI64(aBase, i64c(atom * p.bm * kWgmmaAtomRowBytes + inAtom)));
+    Value descB = buildWgmmaDescriptor(
+        b, loc, addI64(bBase, i64c(atom * p.bn * kWgmmaAtomRowBytes + inAtom)));
+    acc = buildWgmmaBF16(b, loc, descA, descB, acc, p.wn);
   }
   return acc;
 }
@@ -1129,6 +1194,13 @@ void PrefillEmitter::emit(gpu::GPUFuncOp func) {
   warpK = div(warp, p.warpsM * p.warpsN);
   warpRow = mul(div(tileWarp, p.warpsN), p.wm);
   warpCol = mul(rem(tileWarp, p.warpsN), p.wn);
+  if (p.wgmma) {
+    // Warp group wg = warp / 4 owns rows 64 (wg / wgN) and columns
+    // wn (wg % wgN); its warp w % 4 holds accumulator rows 16 (w % 4).
+    Value group = div(warp, 4);
+    warpRow = add(mul(div(group, p.wgN), 64), mul(rem(warp, 4), 16));
+    warpCol = mul(rem(group, p.wgN), p.wn);
+  }
 
   // Shared memory views.
   auto workgroup = gpu::AddressSpaceAttr::get(
@@ -1144,22 +1216,33 @@ void PrefillEmitter::emit(gpu::GPUFuncOp func) {
         MemRefType::get(shape, elt, MemRefLayoutAttrInterface(), workgroup),
         smem, idx(offset), ValueRange{});
   };
-  Type i8 = b.getI8Type(), i32t = b.getI32Type();
+  Type i8 = b.getI8Type(), i32t = b.getI32Type(), bf16 = b.getBF16Type();
+  // A bf16 tile of `rows` rows: [slots][rows][BK] for mma.sync,
+  // [slots][BK / 64][rows][64] atoms for wgmma (tileIndex).
+  auto bf16Tile = [&](int64_t offset, int64_t slots, int64_t rows,
+                      Type elt) {
+    int64_t perRow = elt == i32t ? 2 : 1;
+    if (p.wgmma)
+      return view(offset, {slots, p.bk / 64, rows, 64 / perRow}, elt);
+    return view(offset, {slots, rows, p.bk / perRow}, elt);
+  };
   if (p.w4a4) {
     aCodes = view(p.aOffset, {p.stages, p.bm, p.bk / 2}, i8);
     aCodes32 = view(p.aOffset, {p.stages, p.bm, p.bk / 8}, i32t);
-    aBuf32 = view(p.aBufOffset, {2, p.bm, p.bk / 2}, i32t);
-    aBuf = view(p.aBufOffset, {2, p.bm, p.bk}, b.getBF16Type());
+    aBuf32 = bf16Tile(p.aBufOffset, 2, p.bm, i32t);
+    aBuf = bf16Tile(p.aBufOffset, 2, p.bm, bf16);
   } else {
-    aTile = view(p.aOffset, {p.stages, p.bm, p.bk}, b.getBF16Type());
+    aTile = bf16Tile(p.aOffset, p.stages, p.bm, bf16);
     aTile32 = view(p.aOffset, {p.stages, p.bm, p.bk / 2}, i32t);
   }
   bCodes = view(p.bOffset, {p.stages, p.bn, p.bk / 2}, i8);
   bCodes32 = view(p.bOffset, {p.stages, p.bn, p.bk / 8}, i32t);
   if (p.shared) {
-    bBuf32 = view(p.bBufOffset, {2, p.bn, p.bk / 2}, i32t);
-    bBuf = view(p.bBufOffset, {2, p.bn, p.bk}, b.getBF16Type());
+    bBuf32 = bf16Tile(p.bBufOffset, 2, p.bn, i32t);
+    bBuf = bf16Tile(p.bBufOffset, 2, p.bn, bf16);
   }
+  if (p.wgmma)
+    smemAddress = buildSharedAddress(b, loc, smem);
   if (p.sparse) {
     spTile = view(p.spOffset, {p.stages, p.bm, p.bk / 2}, b.getBF16Type());
     metaTile = view(p.metaOffset, {p.stages, p.bm, p.bk / 8}, i8);
@@ -1233,10 +1316,14 @@ void PrefillEmitter::emit(gpu::GPUFuncOp func) {
   VectorType accType = VectorType::get({4}, b.getF32Type());
   Value zero = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
-  int64_t numAcc = p.mTiles * p.nTiles;
+  // wgmma: one accumulator struct (WarpgroupMMA.h), unpacked into the
+  // mma.sync tiles for the epilogue.
+  int64_t numAcc = p.wgmma ? 1 : p.mTiles * p.nTiles;
   // Macro partial sums (same layout as the accumulators) when flushing.
   int64_t numPartial = p.flushTiles ? numAcc : 0;
   SmallVector<Value> init(numAcc + numPartial, zero);
+  if (p.wgmma)
+    init[0] = buildWgmmaZeroAccumulator(b, loc, p.wn);
   int64_t numRhsScales = rhsScales.size();
   llvm::append_range(init, rhsScales);
   llvm::append_range(init, lhsScales);
@@ -1253,6 +1340,14 @@ void PrefillEmitter::emit(gpu::GPUFuncOp func) {
     ValueRange lScales = iter.drop_front(numAcc + numPartial + numRhsScales);
 
     waitGroups(p.stages - 2 - lead);
+    if (p.wgmma) {
+      // wgmma reads shared memory through the async proxy: this thread's
+      // landed copies and its dequantized stores (generic proxy) must be
+      // fenced before the barrier that publishes them.
+      NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKind::async_shared,
+                                 NVVM::SharedSpaceAttr::get(
+                                     b.getContext(), NVVM::SharedSpace::shared_cta));
+    }
     gpu::BarrierOp::create(b, loc);
     // Refill the slot the previous iteration finished reading.
     Value next = add(kt, p.stages - 1);
@@ -1274,21 +1369,34 @@ void PrefillEmitter::emit(gpu::GPUFuncOp func) {
       if (p.w4a4)
         nextL = loadLhsScales(minU(add(kt, 2), p.numK - 1));
       Value ahead = add(kt, 1);
-      auto ifOp = scf::IfOp::create(b, loc, ult(ahead, p.numK), false);
-      {
+      auto dequantizeAhead = [&] {
+        auto ifOp = scf::IfOp::create(b, loc, ult(ahead, p.numK), false);
         OpBuilder::InsertionGuard g2(b);
         b.setInsertionPointToStart(&ifOp.getThenRegion().front());
         Value aheadStage = rem(ahead, p.stages), aheadBuf = rem(ahead, 2);
         if (p.w4a4)
           dequantizeLhsTile(ahead, aheadStage, aheadBuf, lScales);
         dequantizeWeightTile(ahead, aheadStage, aheadBuf, rScales);
-      }
-      Value aBf16 = p.w4a4 ? aBuf : aTile;
+      };
       Value aBf16Slot = p.w4a4 ? rem(kt, 2) : stage;
-      ValueRange in = p.flushTiles ? partial : acc;
-      SmallVector<Value> out =
-          mmaTileShared(aBf16, aBf16Slot, rem(kt, 2), in);
-      yielded = p.flushTiles ? flushPartials(kt, acc, out, zero) : out;
+      if (p.wgmma) {
+        // The tensor cores work on tile kt while the threads dequantize
+        // tile kt + 1 into the other buffer; the wait before the next
+        // barrier frees tile kt's slots for the refills.
+        NVVM::WgmmaFenceAlignedOp::create(b, loc);
+        Value out = mmaTileWgmma(aBf16Slot, rem(kt, 2), acc[0]);
+        NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+        dequantizeAhead();
+        NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+        yielded = {out};
+      } else {
+        dequantizeAhead();
+        Value aBf16 = p.w4a4 ? aBuf : aTile;
+        ValueRange in = p.flushTiles ? partial : acc;
+        SmallVector<Value> out =
+            mmaTileShared(aBf16, aBf16Slot, rem(kt, 2), in);
+        yielded = p.flushTiles ? flushPartials(kt, acc, out, zero) : out;
+      }
     } else if (p.w4a4) {
       nextL = loadLhsScales(minU(add(kt, 2), p.numK - 1));
       Value ahead = add(kt, 1);
@@ -1318,6 +1426,8 @@ void PrefillEmitter::emit(gpu::GPUFuncOp func) {
   // Drain (empty groups only, but leave no copy in flight at exit).
   waitGroups(0);
   SmallVector<Value> sums(loop.getResults().take_front(numAcc));
+  if (p.wgmma)
+    sums = unpackWgmmaAccumulator(b, loc, sums[0], p.wn);
   if (p.warpsK == 1) {
     epilogue(sums);
     return;
@@ -1377,6 +1487,38 @@ static int64_t chooseWarpsK(const PrefillPlan &p) {
 }
 
 /// Checks the spec and the config and lays out shared memory.
+/// mma = wgmma on sm_90a: the shared form on wgmma when its tiles fit the
+/// instruction (64-row warp groups, K atoms of 64, the CTA's warps a whole
+/// number of warp groups per 64 rows, each taking BN / wgN columns, a
+/// multiple of 8 up to 256). The 2:4 sparse lhs (wgmma.sp is not in the
+/// NVVM dialect), the 16-row tiles' K groups and macro partial sums keep
+/// mma.sync.
+static void planWgmma(PrefillPlan &p, const GPUTarget &target) {
+  if (!target.hasWGMMA || !p.shared || p.sparse || p.warpsK != 1 ||
+      p.flushTiles || p.bm % 64 != 0 || p.bk % 64 != 0 ||
+      p.threads % 128 != 0)
+    return;
+  int64_t groups = p.threads / 128, rowGroups = p.bm / 64;
+  if (groups % rowGroups != 0)
+    return;
+  int64_t wgN = groups / rowGroups;
+  if (p.bn % (8 * wgN) != 0 || p.bn / wgN > 256)
+    return;
+  // Every tile slot must start on a 1024-byte swizzle period (the layout
+  // below puts the bf16 tiles after the rings).
+  int64_t aStage = p.w4a4 ? p.bm * p.bk / 2 : p.bm * p.bk * 2;
+  int64_t bStage = p.bn * p.bk / 2;
+  int64_t aBufOffset = p.stages * (aStage + bStage);
+  if (aBufOffset % kWgmmaSwizzleBytes != 0)
+    return;
+  p.wgmma = true;
+  p.wgN = wgN;
+  p.wm = 16;
+  p.wn = p.bn / wgN;
+  p.mTiles = 1;
+  p.nTiles = p.wn / 8;
+}
+
 static FailureOr<PrefillPlan>
 planPrefill(const MatmulKernelSpec &spec, const GPUTarget &target,
             GPUConfigAttr config,
@@ -1502,6 +1644,8 @@ planPrefill(const MatmulKernelSpec &spec, const GPUTarget &target,
   }
   p.warpsK = chooseWarpsK(p);
   p.threads *= p.warpsK;
+  if (config.getMma() == GPUPrefillMMA::WGMMA)
+    planWgmma(p, target);
   p.codeChunk = p.k % 32 == 0 ? 16 : 8;
   p.aStageBytes = p.w4a4 ? p.bm * p.bk / 2 : p.bm * p.bk * 2;
   p.bStageBytes = p.bn * p.bk / 2;
@@ -1643,6 +1787,8 @@ FailureOr<KernelPlan> mlir::fp4::buildPrefillMatmulKernel(
     launch.variant += "_sparse24";
   if (plan.entryCount)
     launch.variant += "_entries";
+  if (plan.wgmma)
+    launch.variant += "_wgmma";
   for (const KernelArg &arg : spec.args)
     launch.argNames.push_back(arg.name);
   launch.func =

@@ -6,6 +6,9 @@
 // RUN: not fp4-opt %s -fp4-gpu-select-config="chip=sm_75" 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not fp4-opt %s -convert-fp4-to-gpu="prefill-dequant=global" 2>&1 | FileCheck %s --check-prefix=DEQUANT
 // RUN: not fp4-opt %s -fp4-pipeline-nvvm="prefill-dequant=global" 2>&1 | FileCheck %s --check-prefix=DEQUANT
+// RUN: not fp4-opt %s -convert-fp4-to-gpu="prefill-mma=mma_sync" 2>&1 | FileCheck %s --check-prefix=MMA
+// RUN: not fp4-opt %s -convert-fp4-to-gpu="chip=sm_90 prefill-mma=wgmma" 2>&1 | FileCheck %s --check-prefix=WGMMA90
+// RUN: not fp4-opt %s -fp4-pipeline-nvvm="chip=sm_80 prefill-mma=wgmma" 2>&1 | FileCheck %s --check-prefix=WGMMA80
 // The image format is an enum too (GPUImageFormatOption), in the pipeline
 // and in fp4-check-cuda-toolkit.
 // RUN: not fp4-opt %s -fp4-pipeline-nvvm="format=ptx" 2>&1 | FileCheck %s --check-prefix=FORMAT
@@ -43,6 +46,9 @@ module {
 // PIPE: invalid options for pipeline 'fp4-pipeline-nvvm' (`chip=sm_75`): for the --chip option: 'sm_75' is not a valid value; valid: sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a, sm_120a
 // CHIP: for the --chip option: 'sm_75' is not a valid value; valid: sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a, sm_120a
 // DEQUANT: for the --prefill-dequant option: 'global' is not a valid value; valid: shared, registers
+// MMA: for the --prefill-mma option: 'mma_sync' is not a valid value; valid: sync, wgmma
+// WGMMA90: convert-fp4-to-gpu: the options give gpu_config #fp4.gpu_config<family = prefill, mma = wgmma>: mma = wgmma needs a chip with warp-group MMA (sm_90a); sm_90 has none
+// WGMMA80: convert-fp4-to-gpu: the options give gpu_config #fp4.gpu_config<family = prefill, mma = wgmma>: mma = wgmma needs a chip with warp-group MMA (sm_90a); sm_80 has none
 // FORMAT: invalid options for pipeline 'fp4-pipeline-nvvm' (`format=ptx`): for the --format option: 'ptx' is not a valid value; valid: isa, bin, fatbin
 // FORMAT-CHECK: for the --format option: 'cubin' is not a valid value; valid: isa, bin, fatbin
 // THREADS: convert-fp4-to-gpu: the options give gpu_config #fp4.gpu_config<family = prefill, warps_m = 8, warps_n = 8> needs 2048 threads per block; sm_90 has at most 1024

@@ -3,6 +3,9 @@
 // RUN: fp4-opt %s -convert-fp4-to-gpu | FileCheck %s --check-prefix=CONV
 // RUN: fp4-opt %s -fp4-gpu-select-config="decode-max-m=0 prefill-stages=4 prefill-dequant=registers elementwise-threads=128" | fp4-opt -convert-fp4-to-gpu | FileCheck %s --check-prefix=HONOUR
 // RUN: fp4-opt %s -convert-fp4-to-gpu="decode-max-m=0 prefill-stages=4 prefill-dequant=registers elementwise-threads=128" | FileCheck %s --check-prefix=HONOUR
+// RUN: fp4-opt %s -fp4-gpu-select-config="chip=sm_90a" | FileCheck %s --check-prefix=SM90A
+// RUN: fp4-opt %s -fp4-gpu-select-config="chip=sm_90a prefill-mma=sync" | FileCheck %s --check-prefix=SYNC
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a" | FileCheck %s --check-prefix=CONV90A
 
 // The selection step (GPUConfigSelection.h): M <= decode-max-m (the chip's
 // 16) gets the decode family, larger M prefill, quantize / dequantize the
@@ -42,6 +45,13 @@
 // HONOUR: <op = "fp4.matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_matmul_1, variant = "prefill_w4a16", grid = [2, 1, 1], block = [256, 1, 1], shared_bytes = 163840,
 // HONOUR: <op = "fp4.matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_matmul_2, variant = "reference", {{[^>]*}}shared_bytes = 0,
 // HONOUR: <@fp4_kernels::@fp4_dequantize_4, variant = {{"[a-z0-9_]*"}}, grid = [1, 1, 1], block = [128, 1, 1]
+// On a chip with warp-group MMA (sm_90a) the prefill configs say mma =
+// wgmma (decode ones have no such parameter); prefill-mma=sync keeps
+// mma.sync; the 128-row product's kernel is the wgmma form.
+// SM90A: fp4.matmul {{.*}}fp4.gpu_config = #fp4.gpu_config<family = decode>}
+// SM90A: fp4.matmul {{.*}}fp4.gpu_config = #fp4.gpu_config<family = prefill, tile_k = 128, mma = wgmma>}
+// SYNC: fp4.matmul {{.*}}fp4.gpu_config = #fp4.gpu_config<family = prefill, tile_k = 128>}
+// CONV90A: <op = "fp4.matmul", {{[^@]*}}launches = [<@fp4_kernels::@fp4_matmul_1, variant = "prefill_w4a16_smem_wgmma", {{[^>]*}}block = [256, 1, 1], shared_bytes = 188416,
 func.func @f(%a: tensor<1x4096xbf16>, %b: tensor<128x4096xbf16>, %w: !fp4.tensor<256x4096xf4E2M1FN, #fp4.mxfp4, axis = 1>, %x: tensor<4x64xf32>) -> (tensor<1x256xf32>, tensor<128x256xf32>, tensor<1x256xf32>, tensor<4x64xf32>) {
   %r0 = fp4.matmul %a, %w : tensor<1x4096xbf16>, !fp4.tensor<256x4096xf4E2M1FN, #fp4.mxfp4, axis = 1> -> tensor<1x256xf32>
   %r1 = fp4.matmul %b, %w : tensor<128x4096xbf16>, !fp4.tensor<256x4096xf4E2M1FN, #fp4.mxfp4, axis = 1> -> tensor<128x256xf32>

@@ -17,13 +17,15 @@ func.func @decode(%a: tensor<1x64xbf16>, %w: !fp4.tensor<8x64xf4E2M1FN, #fp4.mxf
 // CHECK-LABEL: func.func @prefill
 // CHECK: #fp4.gpu_config<family = prefill, tile_m = 64, tile_n = 64, tile_k = 128, warps_m = 1, warps_n = 2, stages = 4, dequant = registers>
 // CHECK: #fp4.gpu_config<family = prefill>}
+// CHECK: #fp4.gpu_config<family = prefill, tile_k = 128, mma = wgmma>}
 // CHECK: #fp4.gpu_config<family = reference>}
-func.func @prefill(%a: tensor<128x64xbf16>, %w: !fp4.tensor<8x64xf4E2M1FN, #fp4.mxfp4, axis = 1>) -> (tensor<128x8xf32>, tensor<128x8xf32>, tensor<128x8xf32>) {
+func.func @prefill(%a: tensor<128x64xbf16>, %w: !fp4.tensor<8x64xf4E2M1FN, #fp4.mxfp4, axis = 1>) -> (tensor<128x8xf32>, tensor<128x8xf32>, tensor<128x8xf32>, tensor<128x8xf32>) {
   %r = fp4.matmul %a, %w {fp4.gpu_config = #fp4.gpu_config<family = prefill, tile_m = 64, tile_n = 64, tile_k = 128, warps_m = 1, warps_n = 2, stages = 4, dequant = registers>} : tensor<128x64xbf16>, !fp4.tensor<8x64xf4E2M1FN, #fp4.mxfp4, axis = 1> -> tensor<128x8xf32>
   // Every parameter spelled at its default prints as the bare family.
   %s = fp4.matmul %a, %w {fp4.gpu_config = #fp4.gpu_config<family = prefill, tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 2, warps_n = 4, stages = 3, dequant = shared>} : tensor<128x64xbf16>, !fp4.tensor<8x64xf4E2M1FN, #fp4.mxfp4, axis = 1> -> tensor<128x8xf32>
+  %u = fp4.matmul %a, %w {fp4.gpu_config = #fp4.gpu_config<family = prefill, mma = wgmma, tile_k = 128>} : tensor<128x64xbf16>, !fp4.tensor<8x64xf4E2M1FN, #fp4.mxfp4, axis = 1> -> tensor<128x8xf32>
   %t = fp4.matmul %a, %w {fp4.gpu_config = #fp4.gpu_config<family = reference>} : tensor<128x64xbf16>, !fp4.tensor<8x64xf4E2M1FN, #fp4.mxfp4, axis = 1> -> tensor<128x8xf32>
-  func.return %r, %s, %t : tensor<128x8xf32>, tensor<128x8xf32>, tensor<128x8xf32>
+  func.return %r, %s, %u, %t : tensor<128x8xf32>, tensor<128x8xf32>, tensor<128x8xf32>, tensor<128x8xf32>
 }
 
 // -----

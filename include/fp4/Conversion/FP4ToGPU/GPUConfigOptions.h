@@ -43,6 +43,7 @@ struct GPUConfigOverrides {
   std::optional<int64_t> prefillTileM, prefillTileN, prefillTileK,
       prefillWarpsM, prefillWarpsN, prefillStages;
   std::optional<GPUPrefillDequant> prefillDequant;
+  std::optional<GPUPrefillMMA> prefillMMA;
   std::optional<int64_t> elementwiseThreads;
 };
 
@@ -175,6 +176,16 @@ struct GPUConfigOptionSet {
                            "ldmatrix"),
                 clEnumValN(GPUPrefillDequant::Registers, "registers",
                            "per warp, into mma fragments"))),
+        prefillMMA(
+            owner, "prefill-mma",
+            llvm::cl::desc("Prefill: tensor-core instruction (default: "
+                           "wgmma where the chip has it, else sync)"),
+            llvm::cl::init(GPUPrefillMMA::Sync),
+            llvm::cl::values(
+                clEnumValN(GPUPrefillMMA::Sync, "sync", "mma.sync per warp"),
+                clEnumValN(GPUPrefillMMA::WGMMA, "wgmma",
+                           "sm_90a warp-group MMA (the shared form's dense "
+                           "products with 64-row warp groups)"))),
         elementwiseThreads(
             owner, "elementwise-threads",
             llvm::cl::desc("Quantize/dequantize: threads per "
@@ -226,6 +237,7 @@ struct GPUConfigOptionSet {
     fn(set.prefillWarpsN, o.prefillWarpsN);
     fn(set.prefillStages, o.prefillStages);
     fn(set.prefillDequant, o.prefillDequant);
+    fn(set.prefillMMA, o.prefillMMA);
     fn(set.elementwiseThreads, o.elementwiseThreads);
   }
 
@@ -237,6 +249,7 @@ struct GPUConfigOptionSet {
   Opt<int64_t> prefillTileM, prefillTileN, prefillTileK, prefillWarpsM,
       prefillWarpsN, prefillStages;
   EnumOpt<GPUPrefillDequant> prefillDequant;
+  EnumOpt<GPUPrefillMMA> prefillMMA;
   Opt<int64_t> elementwiseThreads;
 };
 

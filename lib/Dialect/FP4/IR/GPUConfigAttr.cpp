@@ -49,7 +49,8 @@ GPUConfigAttr mlir::fp4::getDefaultGPUConfig(MLIRContext *context,
   return GPUConfigAttr::get(
       context, family, D::warps, D::kUnroll, D::rowsPerCta, D::splitK,
       D::prefetch, D::maxRegisters, D::tileM, D::tileN, D::tileK, D::warpsM,
-      D::warpsN, D::stages, GPUPrefillDequant::Shared, D::threads);
+      D::warpsN, D::stages, GPUPrefillDequant::Shared, GPUPrefillMMA::Sync,
+      D::threads);
 }
 
 const GPUConfigAttr::ParameterRange *
@@ -97,7 +98,7 @@ LogicalResult GPUConfigAttr::verify(
     int64_t warps, int64_t kUnroll, int64_t rowsPerCta, int64_t splitK,
     int64_t prefetch, int64_t maxRegisters, int64_t tileM, int64_t tileN,
     int64_t tileK, int64_t warpsM, int64_t warpsN, int64_t stages,
-    GPUPrefillDequant dequant, int64_t threads) {
+    GPUPrefillDequant dequant, GPUPrefillMMA mma, int64_t threads) {
   // A parameter of another family must keep its default, so that nothing
   // set is silently ignored.
   struct Value {
@@ -141,6 +142,10 @@ LogicalResult GPUConfigAttr::verify(
       dequant != GPUPrefillDequant::Shared)
     return emitError() << "gpu_config: dequant is a parameter of the "
                           "prefill family, not of "
+                       << stringifyGPUKernelFamily(family);
+  if (family != GPUKernelFamily::Prefill && mma != GPUPrefillMMA::Sync)
+    return emitError() << "gpu_config: mma is a parameter of the prefill "
+                          "family, not of "
                        << stringifyGPUKernelFamily(family);
   return success();
 }

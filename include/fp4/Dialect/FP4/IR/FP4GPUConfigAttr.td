@@ -33,6 +33,15 @@ def FP4_GPUPrefillDequant : I32EnumAttr<"GPUPrefillDequant",
   let genSpecializedAttr = 0;
 }
 
+def FP4_GPUPrefillMMA : I32EnumAttr<"GPUPrefillMMA",
+    "which tensor-core instruction the prefill kernels issue", [
+      I32EnumAttrCase<"Sync", 0, "sync">,
+      I32EnumAttrCase<"WGMMA", 1, "wgmma">
+    ]> {
+  let cppNamespace = "::mlir::fp4";
+  let genSpecializedAttr = 0;
+}
+
 def FP4_GPUConfigAttr : FP4_Attr<"GPUConfig", "gpu_config"> {
   let summary = "Kernel family and tile parameters of one op's GPU lowering";
   let description = [{
@@ -50,7 +59,10 @@ def FP4_GPUConfigAttr : FP4_Attr<"GPUConfig", "gpu_config"> {
     - `prefill` (tensor-core matmul): `tile_m` (16..256, multiple of 16),
       `tile_n` (8..256, multiple of 8), `tile_k` (32..256, multiple of
       32), `warps_m` and `warps_n` (1..8 each), `stages` (2..6),
-      `dequant` (`shared` or `registers`).
+      `dequant` (`shared` or `registers`), `mma` (`sync`: mma.sync per
+      warp; `wgmma`: sm_90a's warp-group MMA for the shared form's dense
+      products, where the tile has 64-row warp groups; the selection
+      picks it on chips that have it).
     - `reference` (one thread per output, any shape): no parameters.
     - `elementwise` (quantize / dequantize): `threads` (32..1024, a
       multiple of 32).
@@ -80,6 +92,8 @@ def FP4_GPUConfigAttr : FP4_Attr<"GPUConfig", "gpu_config"> {
     DefaultValuedParameter<"int64_t", "3">:$stages,
     DefaultValuedParameter<"::mlir::fp4::GPUPrefillDequant",
                            "::mlir::fp4::GPUPrefillDequant::Shared">:$dequant,
+    DefaultValuedParameter<"::mlir::fp4::GPUPrefillMMA",
+                           "::mlir::fp4::GPUPrefillMMA::Sync">:$mma,
     DefaultValuedParameter<"int64_t", "256">:$threads);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -1,0 +1,82 @@
+//===- WarpgroupMMA.cpp - wgmma.mma_async building blocks ----------------===//
+
+#include "WarpgroupMMA.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::fp4;
+
+static Value i64Const(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+}
+
+Value mlir::fp4::buildSharedAddress(OpBuilder &b, Location loc,
+                                    Value memref) {
+  Value index =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  return arith::IndexCastUIOp::create(b, loc, b.getI64Type(), index);
+}
+
+Value mlir::fp4::buildWgmmaDescriptor(OpBuilder &b, Location loc,
+                                      Value address) {
+  // Bits 0-13: (address & 0x3FFFF) >> 4; 16-29: leading byte offset >> 4;
+  // 32-45: stride byte offset >> 4; 62-63: swizzle mode (1 = 128 bytes).
+  Value start = arith::ShRUIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, address, i64Const(b, loc, 0x3FFFF)),
+      i64Const(b, loc, 4));
+  constexpr int64_t fixed = (int64_t{1} << 16) |
+                            (int64_t{kWgmmaSwizzleBytes >> 4} << 32) |
+                            (int64_t{1} << 62);
+  return arith::OrIOp::create(b, loc, start, i64Const(b, loc, fixed));
+}
+
+static LLVM::LLVMStructType accumulatorType(OpBuilder &b, int64_t n) {
+  SmallVector<Type> fields(n / 2, b.getF32Type());
+  return LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
+}
+
+Value mlir::fp4::buildWgmmaZeroAccumulator(OpBuilder &b, Location loc,
+                                           int64_t n) {
+  LLVM::LLVMStructType type = accumulatorType(b, n);
+  Value acc = LLVM::UndefOp::create(b, loc, type);
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  for (int64_t i = 0; i < n / 2; ++i)
+    acc = LLVM::InsertValueOp::create(b, loc, acc, zero, i);
+  return acc;
+}
+
+Value mlir::fp4::buildWgmmaBF16(OpBuilder &b, Location loc, Value descA,
+                                Value descB, Value acc, int64_t n) {
+  assert(n % 8 == 0 && n >= 8 && n <= 256 && "wgmma N is 8..256, step 8");
+  MLIRContext *ctx = b.getContext();
+  auto bf16 = NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::bf16);
+  auto f32 = NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32);
+  auto one = NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one);
+  // A is row-major (K-major), B "col": B^T stored K-major, i.e. W[N][K].
+  return NVVM::WgmmaMmaAsyncOp::create(
+      b, loc, acc.getType(), acc, descA, descB,
+      NVVM::MMAShapeAttr::get(ctx, 64, n, 16), bf16, bf16, f32,
+      NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one), one, one,
+      NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+      NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col),
+      /*satfinite=*/NVVM::MMAIntOverflowAttr());
+}
+
+SmallVector<Value> mlir::fp4::unpackWgmmaAccumulator(OpBuilder &b,
+                                                     Location loc, Value acc,
+                                                     int64_t n) {
+  VectorType v4f32 = VectorType::get({4}, b.getF32Type());
+  SmallVector<Value> tiles;
+  for (int64_t j = 0; j < n / 8; ++j) {
+    SmallVector<Value, 4> e;
+    for (int64_t i = 0; i < 4; ++i)
+      e.push_back(LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + i));
+    tiles.push_back(vector::FromElementsOp::create(b, loc, v4f32, e));
+  }
+  return tiles;
+}
