@@ -107,6 +107,39 @@ sparsePrefillSpec(const FusedCorrectionChain &chain,
   return spec;
 }
 
+/// At prefill on the wgmma form (mma = wgmma, sm_90a): a chain of several
+/// activation row groups (e.g. Q(x) with its outliers and the densified
+/// 2:4 residual) as one product of the stacked rows, every group's A tile
+/// issued into the same accumulators against one weight tile
+/// (MatmulKernelSpec::lhsGroups): no row-group epilogue, and no mma.sp
+/// (wgmma.mma_async.sp is not in the NVVM dialect), the residual's half of
+/// zeros multiplied densely on the faster instruction (4096^3 full recipe
+/// on the H200: docs/perf/prefill_groups_2026-12-04.txt). Returns the
+/// product's spec (arguments not yet added) when the kernel takes it.
+static std::optional<MatmulKernelSpec>
+groupedPrefillSpec(const FusedCorrectionChain &chain, const GPUTarget &target,
+                   const GPUConfigOverrides &options) {
+  auto groups = static_cast<int64_t>(chain.groups.size());
+  if (chain.decode || groups < 2)
+    return std::nullopt;
+  MLIRContext *ctx = chain.weight.getContext();
+  GPUConfigAttr config =
+      selectPrefillConfig(ctx, target, chain.m, options, /*sparseLhs=*/false,
+                          groups);
+  if (config.getMma() != GPUPrefillMMA::WGMMA)
+    return std::nullopt;
+  Type result = chain.outerAcc ? Float32Type::get(ctx)
+                               : chain.resultType.getElementType();
+  MatmulKernelSpec spec = stackedProductSpec(chain, chain.m, result);
+  if (chain.weightValues)
+    spec.weightEntries = prefillEntriesSpec(chain, chain.m).weightEntries;
+  spec.lhsGroups = groups;
+  std::string why;
+  if (failed(checkPrefillMatmulKernel(spec, target, config, why)))
+    return std::nullopt;
+  return spec;
+}
+
 /// Shared by the patterns: the hooks, the decline path and the launch.
 template <typename OpTy>
 struct CorrectionPattern : public OpRewritePattern<OpTy> {
@@ -532,8 +565,10 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     std::string noPrep;
     FailureOr<FusedActivationPrep> prep = analyzeActivationPrep(chain, noPrep);
     // Decided before any IR changes (both kernels were asked).
+    std::optional<MatmulKernelSpec> groupedSpec =
+        groupedPrefillSpec(chain, hooks.target, hooks.options);
     std::optional<MatmulKernelSpec> sparseSpec;
-    if (succeeded(prep)) {
+    if (succeeded(prep) && !groupedSpec) {
       std::string notSparse;
       sparseSpec = sparsePrefillSpec(
           chain, *prep, hooks.target,
@@ -590,6 +625,38 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     }
     if (failed(stacked))
       return failure();
+
+    if (groupedSpec) {
+      // All row groups (stacked by the prep or the stacker, the residual
+      // dense), the weight (and its outliers) into one product; without an
+      // outer acc it is the result.
+      MatmulKernelSpec spec = *groupedSpec;
+      SmallVector<Value> inputs =
+          input(rewriter, loc, stacked->front(), "stacked0", spec.args);
+      llvm::append_range(
+          inputs, input(rewriter, loc, chain.weight, "weight", spec.args));
+      if (chain.weightValues) {
+        llvm::append_range(inputs, input(rewriter, loc, chain.weightValues,
+                                         "weights.values", spec.args));
+        llvm::append_range(inputs, input(rewriter, loc, chain.weightIndices,
+                                         "weights.indices", spec.args));
+      }
+      RankedTensorType productType =
+          chain.outerAcc ? RankedTensorType::get({m, n}, f32)
+                         : chain.resultType;
+      SmallVector<std::pair<std::string, RankedTensorType>> outputs;
+      addOutput(spec.args, outputs, chain.outerAcc ? "product0" : "result",
+                productType);
+      FailureOr<SmallVector<Value>> product = launchMatmul(
+          end, spec, inputs, outputs, GPUKernelFamily::Prefill, rewriter);
+      if (failed(product))
+        return failure();
+      if (!chain.outerAcc)
+        return finishFusedChain(chain, end, product->front(), prep, rewriter);
+      return sumProducts(chain, end, {product->front()}, {1},
+                         /*outlierEpilogue=*/false, *stacked, prep,
+                         rewriter);
+    }
 
     if (sparseSpec) {
       // Q(x) rows, the weight, the compressed residual (and the weight
@@ -823,7 +890,7 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     GPUConfigAttr config =
         family == GPUKernelFamily::Prefill
             ? selectPrefillConfig(rewriter.getContext(), hooks.target, spec.m,
-                                  options, spec.sparseLhs)
+                                  options, spec.sparseLhs, spec.lhsGroups)
             : selectGPUConfigForFamily(rewriter.getContext(), family, options);
     return launch(
         end, rewriter, "fp4_matmul", spec.args, inputs, outputs,

@@ -101,6 +101,7 @@ bool overridesPrefillTile(const GPUConfigOverrides &o) {
 /// M = 128 73.9 -> 66.3 us, M = 256 115 -> 130 us with the 128 step.
 GPUConfigAttr prefillDefaults(MLIRContext *ctx, const ChipDescription &chip,
                               int64_t rows, bool sparseLhs,
+                              int64_t lhsGroups,
                               std::optional<int64_t> stagesOverride) {
   GPUConfigAttr base = getDefaultGPUConfig(ctx, GPUKernelFamily::Prefill);
   if (rows <= 0 || rows > chip.mediumMaxM)
@@ -126,7 +127,7 @@ GPUConfigAttr prefillDefaults(MLIRContext *ctx, const ChipDescription &chip,
   auto fits = [&](int64_t tileK, int64_t stages) {
     int64_t bytes = std::max(
         prefillSharedBytes(tileM, tileN, tileK, stages, /*w4a4=*/false,
-                           /*sharedW=*/true, sparseLhs),
+                           /*sharedW=*/true, sparseLhs, lhsGroups),
         prefillSharedBytes(tileM, tileN, tileK, stages, /*w4a4=*/true,
                            /*sharedW=*/true, /*sparse=*/false));
     return bytes <= chip.maxSharedBytesPerBlock;
@@ -251,7 +252,7 @@ GPUConfigAttr
 mlir::fp4::selectPrefillConfig(MLIRContext *ctx, const ChipDescription &chip,
                                int64_t rows,
                                const GPUConfigOverrides &overrides,
-                               bool sparseLhs) {
+                               bool sparseLhs, int64_t lhsGroups) {
   // The chip's instruction unless an option says otherwise: wgmma where
   // the chip has it (4096^3 W4A16 on the H200: 441 -> 338 us, W4A4 518 ->
   // 408, docs/perf/prefill_wgmma_2026-12-04.txt).
@@ -261,7 +262,7 @@ mlir::fp4::selectPrefillConfig(MLIRContext *ctx, const ChipDescription &chip,
   if (overridesPrefillTile(o))
     return makeConfig(ctx, GPUKernelFamily::Prefill, o);
   return makeConfig(ctx, GPUKernelFamily::Prefill, o,
-                    prefillDefaults(ctx, chip, rows, sparseLhs,
+                    prefillDefaults(ctx, chip, rows, sparseLhs, lhsGroups,
                                     o.prefillStages));
 }
 

@@ -126,6 +126,10 @@ struct PrefillPlan {
   /// tiles).
   bool wgmma = false;
   int64_t wgN = 1;
+  /// MatmulKernelSpec::lhsGroups: row groups of the bf16 lhs, each with its
+  /// own A tile in a ring slot ([stages * groups] slots), all issued into
+  /// the same accumulators (wgmma form only).
+  int64_t lhsGroups = 1;
   /// MatmulKernelSpec::sparseLhs: the compressed 2:4 lhs tiles ride the
   /// cp.async ring next to A: values [stages][BM][BK/2] bf16 (16-byte
   /// chunks swizzled for ldmatrix, sparseChunkSwizzle) and metadata
@@ -233,8 +237,11 @@ private:
                                                  int64_t cols, int64_t chunk);
   /// cp.async of K tile `tile` (index) into ring slot `stage`.
   void issueTile(Value tile, Value stage);
+  /// `srcRowOffset`: added to the (clamped) source row, for row group g of
+  /// a stacked lhs (g * M).
   void issueBF16Rows(Value src, Value view, Value rowBase, int64_t rows,
-                     int64_t totalRows, Value tile, Value stage);
+                     int64_t totalRows, Value tile, Value stage,
+                     int64_t srcRowOffset = 0);
   void issueCodeRows(Value src, Value view, Value rowBase, int64_t rows,
                      int64_t totalRows, Value tile, Value stage);
   /// The sparse lhs' values and metadata of tile `tile` into slot `stage`.
@@ -412,7 +419,8 @@ PrefillEmitter::zeroFillSource(Value row, int64_t totalRows, int64_t tileRows,
 
 void PrefillEmitter::issueBF16Rows(Value src, Value view, Value rowBase,
                                    int64_t rows, int64_t totalRows,
-                                   Value tile, Value stage) {
+                                   Value tile, Value stage,
+                                   int64_t srcRowOffset) {
   // 16-byte chunks of 8 elements; K % 16 == 0 so a chunk is all in or all
   // out of range.
   int64_t chunksPerRow = p.bk / 8;
@@ -424,6 +432,7 @@ void PrefillEmitter::issueBF16Rows(Value src, Value view, Value rowBase,
     Value gK = add(kBase, mul(chunk, 8));
     auto [srcRow, srcK, srcElements] =
         zeroFillSource(gRow, totalRows, rows, gK, p.k, 8);
+    srcRow = add(srcRow, srcRowOffset);
     nvgpu::DeviceAsyncCopyOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), view,
         tileIndex(stage, row, chunk, 8), src, ValueRange{srcRow, srcK},
@@ -491,10 +500,17 @@ void PrefillEmitter::issueSparseRows(Value tile, Value stage) {
 }
 
 void PrefillEmitter::issueTile(Value tile, Value stage) {
-  if (p.w4a4)
+  if (p.w4a4) {
     issueCodeRows(lhsArgs[0], aCodes, m0, p.bm, p.m, tile, stage);
-  else
+  } else if (p.lhsGroups == 1) {
     issueBF16Rows(lhsArgs[0], aTile, m0, p.bm, p.m, tile, stage);
+  } else {
+    // Row group g of the stacked lhs into slot stage * groups + g; rows
+    // past M of a group are zero-filled like any tail.
+    for (int64_t g = 0; g < p.lhsGroups; ++g)
+      issueBF16Rows(lhsArgs[0], aTile, m0, p.bm, p.m, tile,
+                    add(mul(stage, p.lhsGroups), g), g * p.m);
+  }
   issueCodeRows(rhsArgs[0], bCodes, n0, p.bn, p.n, tile, stage);
   if (p.sparse)
     issueSparseRows(tile, stage);
@@ -862,9 +878,10 @@ Value PrefillEmitter::mmaTileWgmma(Value aSlot, Value bSlot, Value acc) {
   // and column (emit).
   int64_t aOffset = p.w4a4 ? p.aBufOffset : p.aOffset;
   Value groupRow = mul(div(warpRow, 64), 64);
+  // Row group g of a stacked lhs (lhsGroups) is slot aSlot * groups + g.
   Value aBase = addI64(
       smemAddress,
-      bytes(add(mul(aSlot, p.bm * p.bk * 2),
+      bytes(add(mul(aSlot, p.lhsGroups * p.bm * p.bk * 2),
                 add(mul(groupRow, kWgmmaAtomRowBytes), aOffset))));
   Value bBase = addI64(
       smemAddress,
@@ -877,6 +894,13 @@ Value PrefillEmitter::mmaTileWgmma(Value aSlot, Value bSlot, Value acc) {
     Value descB = buildWgmmaDescriptor(
         b, loc, addI64(bBase, i64c(atom * p.bn * kWgmmaAtomRowBytes + inAtom)));
     acc = buildWgmmaBF16(b, loc, descA, descB, acc, p.wn);
+    for (int64_t g = 1; g < p.lhsGroups; ++g) {
+      Value descG = buildWgmmaDescriptor(
+          b, loc,
+          addI64(aBase, i64c(g * p.bm * p.bk * 2 +
+                             atom * p.bm * kWgmmaAtomRowBytes + inAtom)));
+      acc = buildWgmmaBF16(b, loc, descG, descB, acc, p.wn);
+    }
   }
   return acc;
 }
@@ -1232,7 +1256,7 @@ void PrefillEmitter::emit(gpu::GPUFuncOp func) {
     aBuf32 = bf16Tile(p.aBufOffset, 2, p.bm, i32t);
     aBuf = bf16Tile(p.aBufOffset, 2, p.bm, bf16);
   } else {
-    aTile = bf16Tile(p.aOffset, p.stages, p.bm, bf16);
+    aTile = bf16Tile(p.aOffset, p.stages * p.lhsGroups, p.bm, bf16);
     aTile32 = view(p.aOffset, {p.stages, p.bm, p.bk / 2}, i32t);
   }
   bCodes = view(p.bOffset, {p.stages, p.bn, p.bk / 2}, i8);
@@ -1506,7 +1530,8 @@ static void planWgmma(PrefillPlan &p, const GPUTarget &target) {
     return;
   // Every tile slot must start on a 1024-byte swizzle period (the layout
   // below puts the bf16 tiles after the rings).
-  int64_t aStage = p.w4a4 ? p.bm * p.bk / 2 : p.bm * p.bk * 2;
+  int64_t aStage =
+      (p.w4a4 ? p.bm * p.bk / 2 : p.bm * p.bk * 2) * p.lhsGroups;
   int64_t bStage = p.bn * p.bk / 2;
   int64_t aBufOffset = p.stages * (aStage + bStage);
   if (aBufOffset % kWgmmaSwizzleBytes != 0)
@@ -1642,12 +1667,20 @@ planPrefill(const MatmulKernelSpec &spec, const GPUTarget &target,
                      Twine(target.ptxVersion() % 10) + ")");
     p.sparse = true;
   }
+  p.lhsGroups = spec.lhsGroups;
+  if (p.lhsGroups < 1 || (p.lhsGroups > 1 && (p.w4a4 || p.sparse)))
+    return decline("lhs row groups are a bf16 lhs without a sparse part");
   p.warpsK = chooseWarpsK(p);
   p.threads *= p.warpsK;
   if (config.getMma() == GPUPrefillMMA::WGMMA)
     planWgmma(p, target);
+  if (p.lhsGroups > 1 && !p.wgmma)
+    return decline("the lhs's " + Twine(p.lhsGroups) +
+                   " row groups are summed in the accumulators only by the "
+                   "wgmma form (mma = wgmma on sm_90a, 64-row warp groups, "
+                   "the shared dequantization)");
   p.codeChunk = p.k % 32 == 0 ? 16 : 8;
-  p.aStageBytes = p.w4a4 ? p.bm * p.bk / 2 : p.bm * p.bk * 2;
+  p.aStageBytes = (p.w4a4 ? p.bm * p.bk / 2 : p.bm * p.bk * 2) * p.lhsGroups;
   p.bStageBytes = p.bn * p.bk / 2;
   p.aBufBytes = p.w4a4 ? 2 * p.bm * p.bk * 2 : 0;
   p.aOffset = 0;
@@ -1661,7 +1694,8 @@ planPrefill(const MatmulKernelSpec &spec, const GPUTarget &target,
   p.metaOffset = p.spOffset + p.stages * p.spStageBytes;
   p.sharedBytes = p.metaOffset + p.stages * p.metaStageBytes;
   assert(p.sharedBytes == prefillSharedBytes(p.bm, p.bn, p.bk, p.stages,
-                                             p.w4a4, p.shared, p.sparse) &&
+                                             p.w4a4, p.shared, p.sparse,
+                                             p.lhsGroups) &&
          "the layout and prefillSharedBytes disagree");
   // The chip's limit (ChipDescription), not a fixed one.
   if (p.sharedBytes > target.maxSharedBytesPerBlock)
@@ -1719,8 +1753,8 @@ static FailureOr<PrefillSetup> setUpPrefill(const MatmulKernelSpec &spec,
 
 int64_t mlir::fp4::prefillSharedBytes(int64_t bm, int64_t bn, int64_t bk,
                                       int64_t stages, bool w4a4, bool sharedW,
-                                      bool sparse) {
-  int64_t aStage = w4a4 ? bm * bk / 2 : bm * bk * 2;
+                                      bool sparse, int64_t lhsGroups) {
+  int64_t aStage = (w4a4 ? bm * bk / 2 : bm * bk * 2) * lhsGroups;
   int64_t bStage = bn * bk / 2;
   int64_t aBuf = w4a4 ? 2 * bm * bk * 2 : 0;
   int64_t bBuf = sharedW ? 2 * bn * bk * 2 : 0;
@@ -1765,13 +1799,15 @@ FailureOr<KernelPlan> mlir::fp4::buildPrefillMatmulKernel(
              shapeOf(numOperands) ==
                  ArrayRef<int64_t>{spec.m, spec.k / 2} &&
              shapeOf(numOperands + 1) == ArrayRef<int64_t>{spec.m, spec.k / 8};
+  if (argsOk && plan.lhsGroups > 1)
+    argsOk = shapeOf(0) == ArrayRef<int64_t>{plan.lhsGroups * spec.m, spec.k};
   if (argsOk && plan.entryCount)
     argsOk = elementOf(numOperands + sparseArgs).isBF16() &&
              elementOf(numOperands + sparseArgs + 1).isInteger(8);
   if (!argsOk) {
     reason = "prefill: unexpected kernel argument list (a sparse lhs is bf16 "
              "values [M, K/2] and i8 metadata [M, K/8]; weight entries are "
-             "bf16 values and i8 indices)";
+             "bf16 values and i8 indices; a stacked lhs is [groups * M, K])";
     return failure();
   }
 
@@ -1787,6 +1823,8 @@ FailureOr<KernelPlan> mlir::fp4::buildPrefillMatmulKernel(
     launch.variant += "_sparse24";
   if (plan.entryCount)
     launch.variant += "_entries";
+  if (plan.lhsGroups > 1)
+    launch.variant += "_groups" + std::to_string(plan.lhsGroups);
   if (plan.wgmma)
     launch.variant += "_wgmma";
   for (const KernelArg &arg : spec.args)

@@ -6,6 +6,13 @@
 // RUN: rm -rf %t && fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90 format=isa export-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PTX < %t/fp4_kernels.ptx
 // RUN: %ptxas -arch=sm_90 -v %t/fp4_kernels.ptx -o /dev/null 2>&1 | FileCheck %s --check-prefix=PTXAS
+// On sm_90a (mma = wgmma) the chain is one wgmma product of the stacked row
+// groups (Q(x) with its outliers, the densified residual), the weight
+// outliers in its weight tile: no mma.sp, no mma.sync, 0 spills.
+// RUN: rm -rf %t.a && fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90a format=isa export-dir=%t.a" -o /dev/null
+// RUN: FileCheck %s --check-prefix=PTX90A < %t.a/fp4_kernels.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.a/fp4_kernels.ptx -o /dev/null 2>&1 | FileCheck %s --check-prefix=PTXAS90A
+// RUN: FileCheck %s --check-prefix=JSON90A < %t.a/kernels.json
 
 // PTX: .version 8.5
 // PTX: .entry fp4_matmul_2(
@@ -14,6 +21,17 @@
 // PTXAS: Compiling entry function 'fp4_matmul_2' for 'sm_90'
 // PTXAS-NEXT: Function properties for fp4_matmul_2
 // PTXAS-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+
+// PTX90A-LABEL: .entry fp4_matmul_2(
+// PTX90A-NOT: mma.sp
+// PTX90A-NOT: mma.sync
+// PTX90A: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// PTX90A-LABEL: .entry fp4_quantize_3(
+// PTXAS90A: Compiling entry function 'fp4_matmul_2' for 'sm_90a'
+// PTXAS90A-NEXT: Function properties for fp4_matmul_2
+// PTXAS90A-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// JSON90A: "variant": "activation_prep_mxfp4_top2_residual"
+// JSON90A: "variant": "prefill_w4a16_smem_entries_groups2_wgmma"
 
 func.func @full_recipe_256(%x: tensor<256x256xbf16>, %w: tensor<256x256xbf16>) -> tensor<256x256xf32> {
   %rest, %xv, %xi = fp4.split_outliers %x block 32 top 2 : tensor<256x256xbf16> -> tensor<256x8x2xbf16>, tensor<256x8x2xi8>

@@ -57,13 +57,15 @@ GPUConfigAttr selectGPUConfigForFamily(MLIRContext *ctx,
 /// class's tile (roundUp(rows, 16) x 64 or 128 rows up to 64, 128 x 128
 /// above, K steps of 128) up to the chip's mediumMaxM, as far as the chip's
 /// shared memory holds it (with the 2:4-sparse lhs's buffers when
-/// `sparseLhs`), else the family's defaults; overrides applied. An
+/// `sparseLhs`, with `lhsGroups` A tiles per stage for a stacked lhs),
+/// else the family's defaults; overrides applied. An
 /// override of the tile (prefill-tile-m/n/k, prefill-warps-m/n) turns the
 /// medium class off: the options then give the tile for every M.
 GPUConfigAttr selectPrefillConfig(MLIRContext *ctx, const ChipDescription &chip,
                                   int64_t rows,
                                   const GPUConfigOverrides &overrides,
-                                  bool sparseLhs = false);
+                                  bool sparseLhs = false,
+                                  int64_t lhsGroups = 1);
 
 /// The op's own `fp4.gpu_config` when it has one, else selectGPUConfig.
 GPUConfigAttr getOrSelectGPUConfig(Operation *op, const ChipDescription &chip,

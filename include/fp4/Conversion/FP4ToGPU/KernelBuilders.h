@@ -115,6 +115,12 @@ struct MatmulKernelSpec {
   /// valid positions (0, 1), never the undefined 0b0000). The activation
   /// prep writes this form from fp4.residual's block-4 top-2.
   bool sparseLhs = false;
+  /// Prefill (wgmma form) only: the bf16 lhs holds `lhsGroups` row groups
+  /// of M rows stacked ([lhsGroups * M, K], group g at rows g * M) and the
+  /// result [M, N] is the sum of their products with the same weight, each
+  /// group's tile issued into the same accumulators (a fused correction
+  /// chain's activation parts, e.g. Q(x) and a densified 2:4 residual).
+  int64_t lhsGroups = 1;
   /// Kernel arguments (lhs components, rhs components, [sparse lhs: values,
   /// metadata], [epilogue: activation sum, outlier values, outlier indices,
   /// acc | weight entries: values, indices], result).
@@ -186,10 +192,12 @@ LogicalResult checkPrefillMatmulKernel(const MatmulKernelSpec &spec,
 /// tile of `stages` stages: the cp.async ring of A (bf16, or codes for
 /// W4A4) and W codes, the double-buffered bf16 tiles dequantized in shared
 /// memory (W when `sharedW`, A for W4A4), the 2:4 residual's values and
-/// metadata when `sparse`. buildPrefillMatmulKernel lays its memory out by
+/// metadata when `sparse`, `lhsGroups` A tiles per stage (a stacked lhs,
+/// MatmulKernelSpec::lhsGroups). buildPrefillMatmulKernel lays its memory out by
 /// the same terms; the selection bounds a tile by it before any op is seen.
 int64_t prefillSharedBytes(int64_t bm, int64_t bn, int64_t bk, int64_t stages,
-                           bool w4a4, bool sharedW, bool sparse);
+                           bool w4a4, bool sharedW, bool sparse,
+                           int64_t lhsGroups = 1);
 
 /// Simple one-thread-per-output matmul for every shape and scheme the fast
 /// families decline (ReferenceMatmulKernel.cpp).
