@@ -140,6 +140,100 @@ groupedPrefillSpec(const FusedCorrectionChain &chain, const GPUTarget &target,
   return spec;
 }
 
+/// Activation rows one decode launch of a fused chain takes (the decode
+/// kernel's four mma n-tiles): M = 16 with the 2:4 residual is one launch.
+constexpr int64_t kStackedDecodeRows = 32;
+
+/// A decode-kernel launch of a decode chain's fused plan: its spec
+/// (arguments not yet added) and the options it runs under.
+struct DecodeChainLaunch {
+  MatmulKernelSpec spec;
+  GPUConfigOverrides overrides;
+};
+
+/// The decode-kernel launches of a decode chain's fused plan, by
+/// lowerFusedChain's rules: one launch with the epilogue in the kernel when
+/// one product holds every row group (`epilogueInKernel`), else one per
+/// chunk of stacked row groups (`chunks`: groups per product). The chain
+/// analysis asks the decode kernel about each before anything is built
+/// (decodeTakesChain), so a declined plan runs term by term instead of
+/// failing after the activation side is lowered.
+static SmallVector<DecodeChainLaunch, 1>
+decodeChainLaunches(const FusedCorrectionChain &chain,
+                    const GPUConfigOverrides &options,
+                    ArrayRef<int64_t> chunks, bool &epilogueInKernel) {
+  MLIRContext *ctx = chain.weight.getContext();
+  const int64_t m = chain.m, k = chain.k;
+  const auto numGroups = static_cast<int64_t>(chain.groups.size());
+  GPUConfigAttr decodeConfig =
+      selectGPUConfigForFamily(ctx, GPUKernelFamily::Decode, options);
+  bool needsEpilogue = numGroups > 1 || chain.weightValues ||
+                       chain.outerAcc ||
+                       !chain.resultType.getElementType().isF32();
+  // Weight outliers join the decode kernel when their activation sum fits
+  // in its shared memory (K * M f32 <= 32 KB); larger sums go to the
+  // epilogue kernel (its slot or sliced form), which gathered them faster
+  // than the decode kernel reading the sum from L1 (full recipe, 16 x
+  // 14336 x 4096: 95.2 against 101.9 us, measured during development on
+  // 2026-12-03; that log was not kept).
+  bool outliersFit =
+      !chain.weightValues ||
+      ((chain.weightBlockSize == 16 || chain.weightBlockSize % 32 == 0) &&
+       k % chain.weightBlockSize == 0 &&
+       k * m * 4 <= kDecodeEpilogueMaxSumBytes);
+  epilogueInKernel = chunks.size() == 1 && needsEpilogue && outliersFit &&
+                     decodeConfig.getSplitK() <= 1;
+  SmallVector<DecodeChainLaunch, 1> launches;
+  if (!epilogueInKernel) {
+    for (int64_t groups : chunks)
+      launches.push_back({stackedProductSpec(chain, groups * m,
+                                             Float32Type::get(ctx)),
+                          options});
+    return launches;
+  }
+  MatmulKernelSpec spec = stackedProductSpec(
+      chain, numGroups * m, chain.resultType.getElementType());
+  MatmulKernelSpec::Epilogue epilogue;
+  epilogue.rowGroups = numGroups;
+  if (chain.weightValues) {
+    auto valuesType = cast<RankedTensorType>(chain.weightValues.getType());
+    epilogue.outlierBlockSize = chain.weightBlockSize;
+    epilogue.outlierEntries = valuesType.getShape().back();
+    epilogue.outlierValuesType = valuesType.getElementType();
+  }
+  if (chain.outerAcc)
+    epilogue.accElementType =
+        cast<RankedTensorType>(chain.outerAcc.getType()).getElementType();
+  spec.epilogue = epilogue;
+  // With the activation sum staged (weight outliers), 512 K elements per
+  // warp and iteration unless decode-k-unroll says otherwise: full
+  // recipe, 1 x 14336 x 4096, decode kernel 23.1 / 23.3 us against 25.3
+  // at 256 (1024: 25.7; prefetch 1 with either: slower; other CTA
+  // shapes: slower), docs/perf/decode_staged_sweep_2026-12-04.txt.
+  // Only where K gives that CTA shape's two K warps whole iterations (a
+  // short K would run masked ones), and for at most 2 entries per
+  // 32-element unit: top-4 measured slower at 512 (outlier_k4, same
+  // shape: 34.8 us against 31.4, docs/perf/gpu_all_2026-12-04_s9.txt).
+  GPUConfigOverrides overrides = options;
+  int64_t unitEntries =
+      epilogue.outlierEntries * (chain.weightBlockSize == 16 ? 2 : 1);
+  if (chain.weightValues && !overrides.decodeKUnroll &&
+      k % (2 * kStagedSumKUnroll) == 0 && unitEntries <= 2)
+    overrides.decodeKUnroll = kStagedSumKUnroll;
+  launches.push_back({spec, overrides});
+  return launches;
+}
+
+/// The stacked row groups per decode product (lowerFusedChain's chunks).
+static SmallVector<int64_t> decodeChunks(const FusedCorrectionChain &chain) {
+  const auto numGroups = static_cast<int64_t>(chain.groups.size());
+  const int64_t perChunk = std::max<int64_t>(1, kStackedDecodeRows / chain.m);
+  SmallVector<int64_t> chunks;
+  for (int64_t g = 0; g < numGroups; g += perChunk)
+    chunks.push_back(std::min(perChunk, numGroups - g));
+  return chunks;
+}
+
 /// Shared by the patterns: the hooks, the decline path and the launch.
 template <typename OpTy>
 struct CorrectionPattern : public OpRewritePattern<OpTy> {
@@ -167,7 +261,20 @@ struct CorrectionPattern : public OpRewritePattern<OpTy> {
               reason);
         },
         // The user's decode-max-m is the boundary as given.
-        hooks.options.decodeMaxM ? 0 : hooks.target.correctionPrefillMinM};
+        hooks.options.decodeMaxM ? 0 : hooks.target.correctionPrefillMinM,
+        [this](const FusedCorrectionChain &chain, std::string &reason) {
+          bool epilogueInKernel = false;
+          for (const DecodeChainLaunch &l : decodeChainLaunches(
+                   chain, hooks.options, decodeChunks(chain),
+                   epilogueInKernel)) {
+            GPUConfigAttr config = selectGPUConfigForFamily(
+                this->getContext(), GPUKernelFamily::Decode, l.overrides);
+            if (failed(checkDecodeMatmulKernel(l.spec, hooks.target, config,
+                                               reason)))
+              return failure();
+          }
+          return success();
+        }};
   }
 
   LogicalResult decline(OpTy op, PatternRewriter &rewriter,
@@ -411,10 +518,6 @@ struct PermuteToGPU : public CorrectionPattern<PermuteOp> {
 /// H200: docs/GPU.md).
 constexpr int64_t kDenseRouteNumerator = 1, kDenseRouteDenominator = 4;
 
-/// Activation rows one decode launch of a fused chain takes (the decode
-/// kernel's four mma n-tiles): M = 16 with the 2:4 residual is one launch.
-constexpr int64_t kStackedDecodeRows = 32;
-
 struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
   using CorrectionPattern::CorrectionPattern;
 
@@ -454,11 +557,11 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     // A recipe's chain of terms lowers as one plan (FusedCorrectionChain.h)
     // at its last product; the earlier links wait for it, without remark.
     std::string unfused;
-    bool prefillWeightPartUnfused = false;
+    bool sayWhyUnfused = false;
     CorrectionMatmulOp end = findCorrectionChainEnd(op);
     FailureOr<FusedCorrectionChain> chain =
         analyzeCorrectionChain(end, chainContext(), unfused,
-                               &prefillWeightPartUnfused);
+                               &sayWhyUnfused);
     if (succeeded(chain)) {
       if (end != op)
         return rewriter.notifyMatchFailure(op, "fused into the chain's end");
@@ -467,7 +570,7 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     // Still on the GPU, but term by term: say why once per chain, at the
     // first link the walk reaches (the later links, lowered in turn, still
     // see the rest of the chain and its end).
-    if (prefillWeightPartUnfused && hooks.remarks &&
+    if (sayWhyUnfused && hooks.remarks &&
         remarkedChains->insert(end.getOperation()).second)
       op->emitRemark() << unfused;
     // The end is lowered (and erased) now; a later op may reuse its address.
@@ -695,38 +798,21 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
 
     // Decode with one product: the decode kernel does the epilogue too (no
     // second launch, no [groups * M, N] round trip), unless the product
-    // alone already is the result.
-    GPUConfigAttr decodeConfig = selectGPUConfigForFamily(
-        rewriter.getContext(), GPUKernelFamily::Decode, hooks.options);
-    bool needsEpilogue = numGroups > 1 || chain.weightValues ||
-                         chain.outerAcc ||
-                         !chain.resultType.getElementType().isF32();
-    // Weight outliers join the decode kernel when their activation sum fits
-    // in its shared memory (K * M f32 <= 32 KB); larger sums go to the
-    // epilogue kernel (its slot or sliced form), which gathered them faster
-    // than the decode kernel reading the sum from L1 (full recipe, 16 x
-    // 14336 x 4096: 95.2 against 101.9 us, measured during development on
-    // 2026-12-03; that log was not kept).
-    bool outliersFit =
-        !chain.weightValues ||
-        ((chain.weightBlockSize == 16 || chain.weightBlockSize % 32 == 0) &&
-         k % chain.weightBlockSize == 0 &&
-         k * m * 4 <= kDecodeEpilogueMaxSumBytes);
-    if (chain.decode && stack.outputGroups.size() == 1 && needsEpilogue &&
-        outliersFit && decodeConfig.getSplitK() <= 1) {
-      MatmulKernelSpec spec = stackedProductSpec(
-          chain, numGroups * m, chain.resultType.getElementType());
-      MatmulKernelSpec::Epilogue epilogue;
-      epilogue.rowGroups = numGroups;
+    // alone already is the result (decodeChainLaunches; the chain analysis
+    // asked the decode kernel about these launches before any IR changed).
+    bool epilogueInKernel = false;
+    SmallVector<DecodeChainLaunch, 1> decodeLaunches;
+    if (chain.decode)
+      decodeLaunches = decodeChainLaunches(chain, hooks.options,
+                                           stack.outputGroups,
+                                           epilogueInKernel);
+    if (epilogueInKernel) {
+      MatmulKernelSpec spec = decodeLaunches.front().spec;
       SmallVector<Value> inputs =
           input(rewriter, loc, stacked->front(), "stacked0", spec.args);
       llvm::append_range(
           inputs, input(rewriter, loc, chain.weight, "weight", spec.args));
       if (chain.weightValues) {
-        auto valuesType = cast<RankedTensorType>(chain.weightValues.getType());
-        epilogue.outlierBlockSize = chain.weightBlockSize;
-        epilogue.outlierEntries = valuesType.getShape().back();
-        epilogue.outlierValuesType = valuesType.getElementType();
         llvm::append_range(inputs, input(rewriter, loc, stacked->back(),
                                          "summed_t", spec.args));
         llvm::append_range(inputs, input(rewriter, loc, chain.weightValues,
@@ -734,33 +820,14 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
         llvm::append_range(inputs, input(rewriter, loc, chain.weightIndices,
                                          "weights.indices", spec.args));
       }
-      if (chain.outerAcc) {
-        epilogue.accElementType =
-            cast<RankedTensorType>(chain.outerAcc.getType()).getElementType();
+      if (chain.outerAcc)
         llvm::append_range(inputs, input(rewriter, loc, chain.outerAcc, "acc",
                                          spec.args));
-      }
-      spec.epilogue = epilogue;
       SmallVector<std::pair<std::string, RankedTensorType>> outputs;
       addOutput(spec.args, outputs, "result", chain.resultType);
-      // With the activation sum staged (weight outliers), 512 K elements per
-      // warp and iteration unless decode-k-unroll says otherwise: full
-      // recipe, 1 x 14336 x 4096, decode kernel 23.1 / 23.3 us against 25.3
-      // at 256 (1024: 25.7; prefetch 1 with either: slower; other CTA
-      // shapes: slower), docs/perf/decode_staged_sweep_2026-12-04.txt.
-      // Only where K gives that CTA shape's two K warps whole iterations (a
-      // short K would run masked ones), and for at most 2 entries per
-      // 32-element unit: top-4 measured slower at 512 (outlier_k4, same
-      // shape: 34.8 us against 31.4, docs/perf/gpu_all_2026-12-04_s9.txt).
-      GPUConfigOverrides overrides = hooks.options;
-      int64_t unitEntries =
-          epilogue.outlierEntries * (chain.weightBlockSize == 16 ? 2 : 1);
-      if (chain.weightValues && !overrides.decodeKUnroll &&
-          k % (2 * kStagedSumKUnroll) == 0 && unitEntries <= 2)
-        overrides.decodeKUnroll = kStagedSumKUnroll;
       FailureOr<SmallVector<Value>> fused =
           launchMatmul(end, spec, inputs, outputs, GPUKernelFamily::Decode,
-                       rewriter, &overrides);
+                       rewriter, &decodeLaunches.front().overrides);
       if (failed(fused))
         return failure();
       return finishFusedChain(chain, end, fused->front(), prep, rewriter);

@@ -1249,10 +1249,20 @@ KernelLaunch buildSplitKFinalize(OpBuilder &builder, Location loc,
 
 } // namespace
 
-FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
-    OpBuilder &builder, Location loc, gpu::GPUModuleOp module, StringRef name,
-    const MatmulKernelSpec &spec, const GPUTarget &target, GPUConfigAttr config,
-    std::string &reason) {
+namespace {
+/// What buildDecodeMatmulKernel decides before it creates IR.
+struct DecodeSetup {
+  QuantOperand weight;
+  std::optional<QuantOperand> lhsQ;
+  std::optional<FusedEpilogue> epi;
+  DecodeConfig cfg;
+};
+} // namespace
+
+static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
+                                          const GPUTarget &target,
+                                          GPUConfigAttr config,
+                                          std::string &reason) {
   if (target.smVersion < 80) {
     reason = "the decode kernel needs bf16 mma.sync (sm_80 or newer)";
     return failure();
@@ -1329,16 +1339,6 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
       return failure();
     }
   }
-  size_t expectedArgs =
-      (lhsQ ? lhsQ->numComponents() : 1) + weight->numComponents() + 1;
-  if (epi)
-    expectedArgs += (epi->hasOutliers() ? 3 : 0) +
-                    (spec.epilogue->accElementType ? 1 : 0);
-  if (spec.args.size() != expectedArgs) {
-    reason = "unexpected kernel argument list for the decode kernel";
-    return failure();
-  }
-
   DecodeConfig cfg;
   cfg.m = spec.m;
   cfg.n = spec.n;
@@ -1384,6 +1384,37 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
   if (epi && cfg.splitK > 1) {
     reason = "the fused epilogue needs the whole K in one CTA "
              "(decode-split-k = 1)";
+    return failure();
+  }
+
+  return DecodeSetup{*weight, lhsQ, epi, cfg};
+}
+
+LogicalResult mlir::fp4::checkDecodeMatmulKernel(const MatmulKernelSpec &spec,
+                                                 const GPUTarget &target,
+                                                 GPUConfigAttr config,
+                                                 std::string &reason) {
+  return success(succeeded(setUpDecode(spec, target, config, reason)));
+}
+
+FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
+    OpBuilder &builder, Location loc, gpu::GPUModuleOp module, StringRef name,
+    const MatmulKernelSpec &spec, const GPUTarget &target, GPUConfigAttr config,
+    std::string &reason) {
+  FailureOr<DecodeSetup> setup = setUpDecode(spec, target, config, reason);
+  if (failed(setup))
+    return failure();
+  FailureOr<QuantOperand> weight = setup->weight;
+  std::optional<QuantOperand> &lhsQ = setup->lhsQ;
+  std::optional<FusedEpilogue> &epi = setup->epi;
+  DecodeConfig &cfg = setup->cfg;
+  size_t expectedArgs =
+      (lhsQ ? lhsQ->numComponents() : 1) + weight->numComponents() + 1;
+  if (epi)
+    expectedArgs += (epi->hasOutliers() ? 3 : 0) +
+                    (spec.epilogue->accElementType ? 1 : 0);
+  if (spec.args.size() != expectedArgs) {
+    reason = "unexpected kernel argument list for the decode kernel";
     return failure();
   }
 

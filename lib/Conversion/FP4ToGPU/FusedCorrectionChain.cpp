@@ -79,7 +79,7 @@ FailureOr<FusedCorrectionChain>
 mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
                                   const ChainAnalysisContext &ctx,
                                   std::string &reason,
-                                  bool *prefillWeightPartUnfused) {
+                                  bool *sayWhyUnfused) {
   const LoweredSplits &splits = ctx.splits;
   FusedCorrectionChain chain;
   SmallVector<std::pair<Side, Side>> terms;
@@ -280,8 +280,8 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
       reason = ("the weight's block-sparse part at prefill sizes " + why +
                 ": the terms run one by one")
                    .str();
-      if (prefillWeightPartUnfused)
-        *prefillWeightPartUnfused = true;
+      if (sayWhyUnfused)
+        *sayWhyUnfused = true;
       return failure();
     };
     if (std::optional<std::string> why = prefillDeclinesWeightPart())
@@ -297,6 +297,17 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
   Type result = chain.resultType.getElementType();
   if (!(result.isF32() || result.isBF16() || result.isF16())) {
     reason = "the fused chain writes f32, bf16 or f16";
+    return failure();
+  }
+  // Asked here, before any link is lowered: a plan the decode kernel
+  // declines must not fail after the activation side was built.
+  std::string why;
+  if (chain.decode && ctx.decodeTakesChain &&
+      failed(ctx.decodeTakesChain(chain, why))) {
+    reason = "the decode kernel does not take the fused plan (" + why +
+             "): the terms run one by one";
+    if (sayWhyUnfused)
+      *sayWhyUnfused = true;
     return failure();
   }
   return chain;

@@ -87,18 +87,23 @@ struct ChainAnalysisContext {
   std::function<LogicalResult(const FusedCorrectionChain &, std::string &)>
       prefillTakesChain;
   int64_t correctionPrefillMinM = 0;
+  /// Whether the decode kernel takes every launch of a decode chain's
+  /// fused plan; a chain it declines runs term by term (with the reason).
+  std::function<LogicalResult(const FusedCorrectionChain &, std::string &)>
+      decodeTakesChain;
 };
 
 /// The fusable chain ending at `last`, or failure with `reason`. At prefill
 /// sizes a block-sparse weight part joins the product written into the
 /// weight tile (MatmulKernelSpec::WeightEntries), exact only where
 /// weightRestIsZeroAtEntries proves the quantized part +-0. When the chain
-/// fails only because that part cannot (its terms then run one by one),
-/// `*prefillWeightPartUnfused` is set so that the caller can say so.
+/// fails only because that part cannot, or because the decode kernel
+/// declines its fused plan (ctx.decodeTakesChain), its terms run one by
+/// one and `*sayWhyUnfused` is set so that the caller can say so.
 FailureOr<FusedCorrectionChain>
 analyzeCorrectionChain(CorrectionMatmulOp last, const ChainAnalysisContext &ctx,
                        std::string &reason,
-                       bool *prefillWeightPartUnfused = nullptr);
+                       bool *sayWhyUnfused = nullptr);
 
 } // namespace mlir::fp4
 

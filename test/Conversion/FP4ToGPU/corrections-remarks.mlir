@@ -56,3 +56,27 @@ func.func @fused(%x: tensor<4x256xbf16>) -> !fp4.tensor<4x256xf4E2M1FN, #fp4.mxf
   %q = fp4.quantize %r : tensor<4x256xbf16> -> !fp4.tensor<4x256xf4E2M1FN, #fp4.mxfp4, axis = 1>
   return %q : !fp4.tensor<4x256xf4E2M1FN, #fp4.mxfp4, axis = 1>
 }
+
+// -----
+
+// A decode chain whose fused plan the decode kernel declines (a HiF4 weight:
+// no bf16 fragment form) runs term by term, decided before anything is
+// built. (It used to fail after the activation side was lowered: "operand
+// #0 does not dominate this use".)
+// CHECK-LABEL: func.func @hif4_decode_chain
+// CHECK-NOT: fp4.correction_matmul
+// CHECK: call @fp4_split_outliers_0_launch
+// CHECK: call @fp4_matmul_{{[0-9]+}}_launch
+// CHECK: call @fp4_correction_{{[0-9]+}}_launch
+// CHECK-NOT: fp4.correction_matmul
+// CHECK: return
+func.func @hif4_decode_chain(%x: tensor<1x4096xbf16>, %w: tensor<64x4096xbf16>) -> tensor<1x64xf32> {
+  %qx = fp4.quantize %x : tensor<1x4096xbf16> -> !fp4.tensor<1x4096xf4E2M1FN, #fp4.mxfp4, axis = 1>
+  %rest, %wv, %wi = fp4.split_outliers %w block 32 top 2 : tensor<64x4096xbf16> -> tensor<64x128x2xbf16>, tensor<64x128x2xi8>
+  %qw = fp4.quantize %rest : tensor<64x4096xbf16> -> !fp4.tensor<64x4096x!fp4.s1p2, #fp4.hif4, axis = 1>
+  // expected-remark @below {{runs on the reference matmul kernel (bit-exact, untuned, far slower): weight: scheme 'hif4' has no bf16 fragment dequantizer}}
+  %y0 = fp4.matmul %qx, %qw : !fp4.tensor<1x4096xf4E2M1FN, #fp4.mxfp4, axis = 1>, !fp4.tensor<64x4096x!fp4.s1p2, #fp4.hif4, axis = 1> -> tensor<1x64xf32>
+  // expected-remark @below {{the decode kernel does not take the fused plan (weight: scheme 'hif4' has no bf16 fragment dequantizer): the terms run one by one}}
+  %y1 = fp4.correction_matmul (%qx), (%wv, %wi block 32) acc %y0 : (!fp4.tensor<1x4096xf4E2M1FN, #fp4.mxfp4, axis = 1>), (tensor<64x128x2xbf16>, tensor<64x128x2xi8>), tensor<1x64xf32> -> tensor<1x64xf32>
+  return %y1 : tensor<1x64xf32>
+}

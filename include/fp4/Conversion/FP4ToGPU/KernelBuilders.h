@@ -174,6 +174,14 @@ buildDecodeMatmulKernel(OpBuilder &builder, Location loc,
                         const MatmulKernelSpec &spec, const GPUTarget &target,
                         GPUConfigAttr config, std::string &reason);
 
+/// Whether buildDecodeMatmulKernel takes `spec` under `config` (its
+/// argument list aside), without creating IR: lowerings that build other
+/// kernels first ask before they change anything.
+LogicalResult checkDecodeMatmulKernel(const MatmulKernelSpec &spec,
+                                      const GPUTarget &target,
+                                      GPUConfigAttr config,
+                                      std::string &reason);
+
 /// Tensor-core tiled matmul for large M (PrefillMatmulKernel.cpp).
 FailureOr<KernelPlan>
 buildPrefillMatmulKernel(OpBuilder &builder, Location loc,
