@@ -674,6 +674,8 @@ class Launch:
                 # Lockstep: a wgmma completes when it is issued, after every
                 # thread's earlier stores.
                 pass
+            elif name == "llvm.intr.trap":
+                assert not mask.any(), "a thread reached llvm.intr.trap"
             elif name == "nvvm.wgmma.mma_async":
                 self.set(op, [self.wgmma(op, ins, mask)])
             elif name == "nvvm.prmt":

@@ -27,6 +27,8 @@
 // PTX-DAG: wgmma.commit_group.sync.aligned;
 // PTX-DAG: st.shared.v4.b32
 // PTX-DAG: wgmma.wait_group.sync.aligned{{[[:space:]]+}}0;
+// A dynamic shared memory base off the 1024-byte swizzle period traps.
+// PTX-DAG: trap;
 // PTX-LABEL: .entry fp4_matmul_1(
 // PTX-NOT: mma.sync
 // PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
