@@ -28,7 +28,8 @@ from test_gpu_correction_kernels import (bf16_bits, compile_op,  # noqa: E402
 
 
 def recipe_mlir(m, n, k, rotate, split, residual, weight_outliers,
-                rotated="f32", weight_split=False, return_parts=False):
+                rotated="f32", weight_split=False, return_parts=False,
+                split_block=32, split_k=2):
     """The bench form of a recipe (weight parts are arguments): x ->
     [rotate] -> [split top-2 of 32] -> quantize -> [2:4 residual], every
     activation part times every weight part. `weight_split`: the weight's
@@ -50,10 +51,11 @@ def recipe_mlir(m, n, k, rotate, split, residual, weight_outliers,
         src, x_ty = "%xr", t(m, k, rotated)
     act, wgt = [("(%qx)", f"({qtype(m, k)})")], [("(%qw)", f"({qtype(n, k)})")]
     if split:
-        sv, si = t(m, k // 32, 2, "bf16"), t(m, k // 32, 2, "i8")
-        body.append(f"%rest, %xv, %xi = fp4.split_outliers {src} block 32 top 2 : {x_ty} -> {sv}, {si}")
+        sb, sk = split_block, split_k
+        sv, si = t(m, k // sb, sk, "bf16"), t(m, k // sb, sk, "i8")
+        body.append(f"%rest, %xv, %xi = fp4.split_outliers {src} block {sb} top {sk} : {x_ty} -> {sv}, {si}")
         src = "%rest"
-        act.append(("(%xv, %xi block 32)", f"({sv}, {si})"))
+        act.append((f"(%xv, %xi block {sb})", f"({sv}, {si})"))
     if weight_outliers:
         wv, wi = t(n, k // 32, 2, "bf16"), t(n, k // 32, 2, "i8")
         if not weight_split:
@@ -75,7 +77,8 @@ def recipe_mlir(m, n, k, rotate, split, residual, weight_outliers,
     rets, tys = [prev], [y]
     if return_parts and split:
         rets += ["%xv", "%xi"]
-        tys += [t(m, k // 32, 2, "bf16"), t(m, k // 32, 2, "i8")]
+        tys += [t(m, k // split_block, split_k, "bf16"),
+                t(m, k // split_block, split_k, "i8")]
     if return_parts and residual:
         rets += ["%rv", "%ri"]
         tys += [t(m, k // 4, 2, "bf16"), t(m, k // 4, 2, "i8")]
@@ -213,6 +216,42 @@ def test_activation_prep(m, rotate, split, residual, weight_outliers, rotated,
     y = got["result"] if "result" in got else got["product0"]
     err = np.linalg.norm(y.astype(np.float64) - y64) / np.linalg.norm(y64)
     assert err <= 1e-6, err
+
+
+# The activation split's block top-k in the prep for other blocks and k:
+# blocks of 16 (2 lanes), 32 (4), 64 (8), 128 (16 lanes); k = 1, 4 and
+# k = 16 of 64, more than a lane's 8 elements (its list keeps empty
+# entries until the lanes' lists merge). Ties at zero and equal
+# magnitudes; values and indices bit for bit, the stacked rows too.
+@pytest.mark.parametrize("block,top", [(16, 1), (32, 1), (32, 4), (64, 4),
+                                       (64, 16), (128, 2)])
+def test_activation_prep_split_topk(block, top):
+    m, n, k = 3, 37, 256
+    rng = np.random.default_rng(block * 31 + top)
+    x = ref.round_to_bf16(rng.standard_normal((m, k)).astype(np.float32))
+    x[:, 5] *= 60.0
+    x[0, 8:24] = 0.0          # ties at zero
+    x[-1, 40:48] = x[-1, 36]  # equal magnitudes: the lower index first
+    x[1, 130:134] = -x[1, 129]
+    x = ref.round_to_bf16(x)
+    w = ref.round_to_bf16((rng.standard_normal((n, k)) / 8).astype(np.float32))
+    qw = ref.quantize(w, scheme="mxfp4", block_size=32)
+    rest, xv, xi = ref.split_outliers(x, block, top)
+    qx = ref.quantize(rest, scheme="mxfp4", block_size=32)
+    dense = with_entries(ref.dequantize(qx).astype(np.float32), xv, xi, block)
+    kernels, manifest = compile_op(recipe_mlir(
+        m, n, k, False, True, False, False, return_parts=True,
+        split_block=block, split_k=top))
+    stems = [l["name"].rsplit("_", 1)[0] for l in manifest]
+    assert stems[0] == "fp4_activation_prep", stems
+    got = run_plan(kernels, manifest, {
+        "input": bf16_bits(x), "weight.codes": qw.codes,
+        "weight.scales": qw.scales.view(np.uint8)})
+    assert np.array_equal(got["outliers.values"], bf16_bits(xv))
+    assert np.array_equal(got["outliers.indices"], xi)
+    assert np.array_equal(got["quantized.codes"], qx.codes)
+    assert np.array_equal(from_bf16(got["stacked0"])[:m].view(np.uint32),
+                          dense.astype(np.float32).view(np.uint32))
 
 
 def compressed_residual(rv, ri):
