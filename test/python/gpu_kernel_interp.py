@@ -838,7 +838,7 @@ def _mma_sp_sync(self, op, ins):
 Launch.mma_sp_sync = _mma_sp_sync
 
 
-def _wgmma_operand(self, desc, rows):
+def _wgmma_operand(desc, rows):
     """The rows x 16 bf16 operand (f64, one per warp group) a wgmma
     descriptor addresses in dynamic shared memory: K-major, 128-byte
     swizzle (mode 1), 8-row groups `stride` bytes apart, row r of a group
@@ -891,7 +891,7 @@ def _wgmma(self, op, ins, mask):
     smem = self.dynamic_shared.bytes
 
     def operand(desc, rows):
-        addr = _wgmma_operand(self, desc[:, 0], rows)
+        addr = _wgmma_operand(desc[:, 0], rows)
         lo = smem[cta[:, None, None], addr].astype(np.uint32)
         hi = smem[cta[:, None, None], addr + 1].astype(np.uint32)
         bits = (lo | (hi << np.uint32(8))) << np.uint32(16)

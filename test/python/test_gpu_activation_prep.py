@@ -284,9 +284,26 @@ PREFILL_CASES = [
 ]
 
 
-@pytest.mark.parametrize("m,n,k,rotate,split,weight_outliers", PREFILL_CASES)
-def test_prefill_sparse_residual(m, n, k, rotate, split, weight_outliers):
-    rng = np.random.default_rng(500 + m + k)
+# On sm_90a (mma = wgmma) the same chains run as one product of the stacked
+# row groups: the prep writes the 2:4 residual densified as row group 1 of
+# stacked0 ([2M, K]) and the wgmma kernel issues both groups' A tiles into
+# one accumulator set (MatmulKernelSpec::lhsGroups). M = 64: two warp
+# groups side by side; 136: CTAs along M and N with partial tiles.
+GROUPED_CASES = [
+    # m, n, k, rotate, split, weight outliers (split at run time)
+    (136, 150, 224, True, True, False),
+    (136, 150, 256, False, True, True),
+    (64, 77, 320, True, True, True),
+]
+
+
+@pytest.mark.parametrize(
+    "m,n,k,rotate,split,weight_outliers,chip",
+    [c + ("sm_90",) for c in PREFILL_CASES] +
+    [c + ("sm_90a",) for c in GROUPED_CASES])
+def test_prefill_residual(m, n, k, rotate, split, weight_outliers, chip):
+    grouped = chip == "sm_90a"
+    rng = np.random.default_rng((900 if grouped else 500) + m + k)
     x = ref.round_to_bf16(rng.standard_normal((m, k)).astype(np.float32))
     x[:, 5] *= 60.0
     x[1, 8:16] = 0.0          # an all-zero residual group: positions (0, 1)
@@ -310,7 +327,7 @@ def test_prefill_sparse_residual(m, n, k, rotate, split, weight_outliers):
     return_parts = m == 40
     kernels, manifest = compile_op(recipe_mlir(
         m, n, k, rotate, split, True, weight_outliers,
-        weight_split=weight_outliers, return_parts=return_parts))
+        weight_split=weight_outliers, return_parts=return_parts), chip=chip)
     stems = [l["name"].rsplit("_", 1)[0] for l in manifest]
     assert "fp4_stacked_epilogue" not in stems, stems
     launches = [l for l in manifest
@@ -318,14 +335,23 @@ def test_prefill_sparse_residual(m, n, k, rotate, split, weight_outliers):
     assert [l["name"].rsplit("_", 1)[0] for l in launches] == [
         "fp4_activation_prep", "fp4_matmul"], stems
     prep, matmul = launches
-    assert prep["variant"].endswith("_residual_sparse24"), prep["variant"]
-    assert matmul["variant"] == "prefill_w4a16_smem_sparse24" + (
-        "_entries" if weight_outliers else ""), matmul["variant"]
+    entries = "_entries" if weight_outliers else ""
+    outlier_args = ["weights.values", "weights.indices"] \
+        if weight_outliers else []
+    if grouped:
+        assert not prep["variant"].endswith("_sparse24"), prep["variant"]
+        assert matmul["variant"] == \
+            f"prefill_w4a16_smem{entries}_groups2_wgmma", matmul["variant"]
+        residual_args = []
+    else:
+        assert prep["variant"].endswith("_residual_sparse24"), \
+            prep["variant"]
+        assert matmul["variant"] == f"prefill_w4a16_smem_sparse24{entries}", \
+            matmul["variant"]
+        residual_args = ["residual.sparse_values", "residual.sparse_meta"]
     names = [a[0] for a in matmul["args"]]
-    assert names == ["stacked0", "weight.codes", "weight.scales",
-                     "residual.sparse_values", "residual.sparse_meta"] + (
-        ["weights.values", "weights.indices"] if weight_outliers else []) + [
-        "result"], names
+    assert names == ["stacked0", "weight.codes", "weight.scales"] + \
+        residual_args + outlier_args + ["result"], names
 
     inputs = {"input": bf16_bits(x), "weight.codes": qw.codes,
               "weight.scales": qw.scales.view(np.uint8)}
@@ -333,102 +359,27 @@ def test_prefill_sparse_residual(m, n, k, rotate, split, weight_outliers):
         inputs.update({"weights.values": bf16_bits(wv), "weights.indices": wi})
     got = run_plan(kernels, launches, inputs)
 
-    # The ops' results and the dense rows, bit for bit; the compressed
-    # residual in mma.sp's order.
+    # The ops' results and the dense rows, bit for bit; the residual as row
+    # group 1 (wgmma) or compressed in mma.sp's order.
     assert np.array_equal(got["quantized.codes"], qx.codes)
     assert ("residual.values" in got) == return_parts
     if return_parts:
         assert np.array_equal(got["residual.values"], bf16_bits(rv))
         assert np.array_equal(got["residual.indices"], ri)
-    assert np.array_equal(from_bf16(got["stacked0"]).view(np.uint32),
-                          dense.astype(np.float32).view(np.uint32))
-    values, meta = compressed_residual(rv, ri)
-    assert np.array_equal(got["residual.sparse_values"], bf16_bits(values))
-    assert np.array_equal(got["residual.sparse_meta"].view(np.uint8), meta)
-    # The product: both row groups in one accumulator set.
-    x64 = dense.astype(np.float64) + ref.scatter_sparse(rv, ri, 4)
-    w64 = ref.dequantize(qw).astype(np.float64)
-    if weight_outliers:
-        w64 = w64 + ref.scatter_sparse(wv, wi, 32)
-    y64 = x64 @ w64.T
-    y = got["result"].astype(np.float64)
-    err = np.linalg.norm(y - y64) / np.linalg.norm(y64)
-    assert err <= 1e-6, err
-    assert np.abs(y - y64).max() <= 1e-6 * np.abs(y64).max()
-
-    # Negative control: the residual's share is there, on mma.sp.
-    assert interp.count_ops(kernels[matmul["name"]], "nvvm.mma.sp.sync") > 0
-    without = dense.astype(np.float64) @ w64.T
-    assert np.linalg.norm(y - without) > 100 * np.linalg.norm(y - y64)
-
-
-# On sm_90a (mma = wgmma) the same chains run as one product of the stacked
-# row groups: the prep writes the 2:4 residual densified as row group 1 of
-# stacked0 ([2M, K]) and the wgmma kernel issues both groups' A tiles into
-# one accumulator set (MatmulKernelSpec::lhsGroups). M = 64: two warp
-# groups side by side; 136: CTAs along M and N with partial tiles.
-GROUPED_CASES = [
-    # m, n, k, rotate, split, weight outliers (split at run time)
-    (136, 150, 224, True, True, False),
-    (136, 150, 256, False, True, True),
-    (64, 77, 320, True, True, True),
-]
-
-
-@pytest.mark.parametrize("m,n,k,rotate,split,weight_outliers", GROUPED_CASES)
-def test_prefill_grouped_residual_wgmma(m, n, k, rotate, split,
-                                        weight_outliers):
-    rng = np.random.default_rng(900 + m + k)
-    x = ref.round_to_bf16(rng.standard_normal((m, k)).astype(np.float32))
-    x[:, 5] *= 60.0
-    x[1, 8:16] = 0.0
-    x = ref.round_to_bf16(x)
-    w = ref.round_to_bf16((rng.standard_normal((n, k)) / 8).astype(np.float32))
-    w[:, 3] *= 30.0
-    w = ref.round_to_bf16(w)
-    wrest, wv, wi = ref.split_outliers(w, 32, 2) if weight_outliers else (
-        w, None, None)
-    qw = ref.quantize(wrest, scheme="mxfp4", block_size=32)
-    src = ref.hadamard_rotate(x, 32, randomized=True, seed=0) if rotate else x
-    rest, xv, xi = ref.split_outliers(src, 32, 2) if split else (src, 0, 0)
-    qx = ref.quantize(rest, scheme="mxfp4", block_size=32)
-    deq = ref.dequantize(qx).astype(np.float32)
-    dense = with_entries(deq, xv, xi, 32) if split else deq
-    rv, ri = ref.sparse_residual(rest, "mxfp4", block_size=4, k=2)
-
-    kernels, manifest = compile_op(recipe_mlir(
-        m, n, k, rotate, split, True, weight_outliers,
-        weight_split=weight_outliers), chip="sm_90a")
-    stems = [l["name"].rsplit("_", 1)[0] for l in manifest]
-    assert "fp4_stacked_epilogue" not in stems, stems
-    launches = [l for l in manifest
-                if l["name"].startswith(("fp4_activation_prep", "fp4_matmul"))]
-    assert [l["name"].rsplit("_", 1)[0] for l in launches] == [
-        "fp4_activation_prep", "fp4_matmul"], stems
-    prep, matmul = launches
-    assert not prep["variant"].endswith("_sparse24"), prep["variant"]
-    assert matmul["variant"] == "prefill_w4a16_smem" + (
-        "_entries" if weight_outliers else "") + "_groups2_wgmma", \
-        matmul["variant"]
-    names = [a[0] for a in matmul["args"]]
-    assert names == ["stacked0", "weight.codes", "weight.scales"] + (
-        ["weights.values", "weights.indices"] if weight_outliers else []) + [
-        "result"], names
-
-    inputs = {"input": bf16_bits(x), "weight.codes": qw.codes,
-              "weight.scales": qw.scales.view(np.uint8)}
-    if weight_outliers:
-        inputs.update({"weights.values": bf16_bits(wv), "weights.indices": wi})
-    got = run_plan(kernels, launches, inputs)
-
-    # Row group 0: Q(x) with its outliers; row group 1: the residual,
-    # densified; both bit for bit.
     residual = ref.scatter_sparse(rv, ri, 4).astype(np.float32)
     stacked = from_bf16(got["stacked0"])
-    assert stacked.shape == (2 * m, k)
+    assert stacked.shape == ((2 if grouped else 1) * m, k)
     assert np.array_equal(stacked[:m].view(np.uint32),
                           dense.astype(np.float32).view(np.uint32))
-    assert np.array_equal(stacked[m:], residual)
+    if grouped:
+        assert np.array_equal(stacked[m:], residual)
+    else:
+        values, meta = compressed_residual(rv, ri)
+        assert np.array_equal(got["residual.sparse_values"],
+                              bf16_bits(values))
+        assert np.array_equal(got["residual.sparse_meta"].view(np.uint8),
+                              meta)
+    # The product: both row groups in one accumulator set.
     x64 = dense.astype(np.float64) + residual.astype(np.float64)
     w64 = ref.dequantize(qw).astype(np.float64)
     if weight_outliers:
@@ -438,9 +389,10 @@ def test_prefill_grouped_residual_wgmma(m, n, k, rotate, split,
     err = np.linalg.norm(y - y64) / np.linalg.norm(y64)
     assert err <= 1e-6, err
     assert np.abs(y - y64).max() <= 1e-6 * np.abs(y64).max()
-    # Negative control: the residual group's share is in the result.
-    assert interp.count_ops(kernels[matmul["name"]],
-                            "nvvm.wgmma.mma_async") > 0
+
+    # Negative control: the residual's share is there, on mma.sp or wgmma.
+    mma = "nvvm.wgmma.mma_async" if grouped else "nvvm.mma.sp.sync"
+    assert interp.count_ops(kernels[matmul["name"]], mma) > 0
     without = dense.astype(np.float64) @ w64.T
     assert np.linalg.norm(y - without) > 100 * np.linalg.norm(y - y64)
 

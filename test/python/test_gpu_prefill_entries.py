@@ -103,11 +103,10 @@ def stacked_activation(rng, m, k):
 
 
 def expected_variant(base, chip, m):
-    """The variant on `chip`: the 128-row tiles (M > 64 here) and the
-    64-row one (M 49..64: two warp groups of 64 columns) take wgmma on
-    sm_90a; the 16- and 48-row tiles of the medium class keep mma.sync."""
-    wgmma = chip == "sm_90a" and (m > 64 or 48 < m <= 64)
-    return base + ("_wgmma" if wgmma else "")
+    """The variant on `chip`: the 64-row tile (M 49..64: two warp groups of
+    64 columns) and the 128-row ones take wgmma on sm_90a; the 16- and
+    48-row tiles of the medium class keep mma.sync."""
+    return base + ("_wgmma" if chip == "sm_90a" and m > 48 else "")
 
 
 # (m, n, k): N never a multiple of the CTA tile; K = 224 ends in a partial

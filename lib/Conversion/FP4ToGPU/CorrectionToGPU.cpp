@@ -729,15 +729,22 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     if (failed(stacked))
       return failure();
 
-    if (groupedSpec) {
-      // All row groups (stacked by the prep or the stacker, the residual
-      // dense), the weight (and its outliers) into one product; without an
-      // outer acc it is the result.
-      MatmulKernelSpec spec = *groupedSpec;
+    if (groupedSpec || sparseSpec) {
+      // One prefill product: every row group (grouped: stacked by the prep
+      // or the stacker, the residual dense) or Q(x)'s rows with the
+      // compressed residual (sparse), the weight and its outliers; without
+      // an outer acc it is the result.
+      MatmulKernelSpec spec = groupedSpec ? *groupedSpec : *sparseSpec;
       SmallVector<Value> inputs =
           input(rewriter, loc, stacked->front(), "stacked0", spec.args);
       llvm::append_range(
           inputs, input(rewriter, loc, chain.weight, "weight", spec.args));
+      if (sparseSpec) {
+        llvm::append_range(inputs, input(rewriter, loc, (*stacked)[1],
+                                         "residual.sparse_values", spec.args));
+        llvm::append_range(inputs, input(rewriter, loc, (*stacked)[2],
+                                         "residual.sparse_meta", spec.args));
+      }
       if (chain.weightValues) {
         llvm::append_range(inputs, input(rewriter, loc, chain.weightValues,
                                          "weights.values", spec.args));
@@ -756,42 +763,8 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
         return failure();
       if (!chain.outerAcc)
         return finishFusedChain(chain, end, product->front(), prep, rewriter);
+      // The product already sums the row groups: one group for the epilogue.
       return sumProducts(chain, end, {product->front()}, {1},
-                         /*outlierEpilogue=*/false, *stacked, prep,
-                         rewriter);
-    }
-
-    if (sparseSpec) {
-      // Q(x) rows, the weight, the compressed residual (and the weight
-      // outliers) into one product; without an outer acc it is the result.
-      MatmulKernelSpec spec = *sparseSpec;
-      SmallVector<Value> inputs =
-          input(rewriter, loc, (*stacked)[0], "stacked0", spec.args);
-      llvm::append_range(
-          inputs, input(rewriter, loc, chain.weight, "weight", spec.args));
-      llvm::append_range(inputs, input(rewriter, loc, (*stacked)[1],
-                                       "residual.sparse_values", spec.args));
-      llvm::append_range(inputs, input(rewriter, loc, (*stacked)[2],
-                                       "residual.sparse_meta", spec.args));
-      if (chain.weightValues) {
-        llvm::append_range(inputs, input(rewriter, loc, chain.weightValues,
-                                         "weights.values", spec.args));
-        llvm::append_range(inputs, input(rewriter, loc, chain.weightIndices,
-                                         "weights.indices", spec.args));
-      }
-      RankedTensorType productType =
-          chain.outerAcc ? RankedTensorType::get({m, n}, f32)
-                         : chain.resultType;
-      SmallVector<std::pair<std::string, RankedTensorType>> outputs;
-      addOutput(spec.args, outputs, chain.outerAcc ? "product0" : "result",
-                productType);
-      FailureOr<SmallVector<Value>> product = launchMatmul(
-          end, spec, inputs, outputs, GPUKernelFamily::Prefill, rewriter);
-      if (failed(product))
-        return failure();
-      if (!chain.outerAcc)
-        return finishFusedChain(chain, end, product->front(), prep, rewriter);
-      return sumProducts(chain, end, {product->front()}, stack.outputGroups,
                          /*outlierEpilogue=*/false, *stacked, prep,
                          rewriter);
     }
@@ -853,7 +826,8 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
         products.push_back(*product);
         continue;
       }
-      MatmulKernelSpec spec = stackedProductSpec(chain, groups * m, f32);
+      // The launch the chain analysis asked the decode kernel about.
+      MatmulKernelSpec spec = decodeLaunches[p].spec;
       // Named as the stacker and the epilogue name the same buffers.
       SmallVector<Value> matmulInputs = input(
           rewriter, loc, rows, "stacked" + std::to_string(p), spec.args);
@@ -862,8 +836,9 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
       SmallVector<std::pair<std::string, RankedTensorType>> result;
       addOutput(spec.args, result, "product" + std::to_string(p),
                 productType);
-      FailureOr<SmallVector<Value>> product = launchMatmul(
-          end, spec, matmulInputs, result, GPUKernelFamily::Decode, rewriter);
+      FailureOr<SmallVector<Value>> product =
+          launchMatmul(end, spec, matmulInputs, result, GPUKernelFamily::Decode,
+                       rewriter, &decodeLaunches[p].overrides);
       if (failed(product))
         return failure();
       products.push_back(product->front());

@@ -1404,12 +1404,12 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
   FailureOr<DecodeSetup> setup = setUpDecode(spec, target, config, reason);
   if (failed(setup))
     return failure();
-  FailureOr<QuantOperand> weight = setup->weight;
+  QuantOperand &weight = setup->weight;
   std::optional<QuantOperand> &lhsQ = setup->lhsQ;
   std::optional<FusedEpilogue> &epi = setup->epi;
   DecodeConfig &cfg = setup->cfg;
   size_t expectedArgs =
-      (lhsQ ? lhsQ->numComponents() : 1) + weight->numComponents() + 1;
+      (lhsQ ? lhsQ->numComponents() : 1) + weight.numComponents() + 1;
   if (epi)
     expectedArgs += (epi->hasOutliers() ? 3 : 0) +
                     (spec.epilogue->accElementType ? 1 : 0);
@@ -1450,10 +1450,10 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
   } else {
     lhs = args[next++];
   }
-  weight->codes = args[next++];
-  weight->scales = args[next++];
-  if (weight->numComponents() == 3)
-    weight->extra = args[next++];
+  weight.codes = args[next++];
+  weight.scales = args[next++];
+  if (weight.numComponents() == 3)
+    weight.extra = args[next++];
   if (epi && epi->hasOutliers()) {
     epi->summedT = args[next++];
     epi->outlierValues = args[next++];
@@ -1463,7 +1463,7 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
     epi->acc = args[next++];
   Value result = args[next++];
 
-  DecodeKernelEmitter emitter(builder, loc, cfg, *weight, lhsQ, lhs, result,
+  DecodeKernelEmitter emitter(builder, loc, cfg, weight, lhsQ, lhs, result,
                               epi);
   emitter.emit(func);
 

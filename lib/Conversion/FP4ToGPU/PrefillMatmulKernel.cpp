@@ -1216,14 +1216,15 @@ void PrefillEmitter::emit(gpu::GPUFuncOp func) {
   q = rem(lane, 4);
   Value tileWarp = rem(warp, p.warpsM * p.warpsN);
   warpK = div(warp, p.warpsM * p.warpsN);
-  warpRow = mul(div(tileWarp, p.warpsN), p.wm);
-  warpCol = mul(rem(tileWarp, p.warpsN), p.wn);
   if (p.wgmma) {
     // Warp group wg = warp / 4 owns rows 64 (wg / wgN) and columns
     // wn (wg % wgN); its warp w % 4 holds accumulator rows 16 (w % 4).
     Value group = div(warp, 4);
     warpRow = add(mul(div(group, p.wgN), 64), mul(rem(warp, 4), 16));
     warpCol = mul(rem(group, p.wgN), p.wn);
+  } else {
+    warpRow = mul(div(tileWarp, p.warpsN), p.wm);
+    warpCol = mul(rem(tileWarp, p.warpsN), p.wn);
   }
 
   // Shared memory views.
