@@ -74,7 +74,9 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
     ChipDescription.h) and the shape: matmuls with `M <= decode-max-m` use
     the memory-bound decode family, larger ones the tensor-core prefill
     family (bf16 `mma.sync` after dequantizing FP4 operands in registers /
-    shared memory: sm_90 has no FP4 tensor cores), whose medium class (M up
+    shared memory: sm_90 has no FP4 tensor cores; on sm_90a the config's
+    `mma = wgmma` issues the shared form's products as `wgmma.mma_async`
+    where the tile has 64-row warp groups), whose medium class (M up
     to the chip's 128) steps K by 128 and up to 64 rows takes tiles of
     roundUp(M, 16) rows (the 16-row tile's mma steps split over two K
     groups of warps), as far as the chip's shared memory holds them;
@@ -105,11 +107,14 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
     (docs/GPU.md); a chain that stays on the GPU but runs term by term
     because its block-sparse weight part at prefill sizes cannot join the
     product (not provably disjoint from the quantized weight, or not taken
-    by the prefill kernel's configuration) gets a remark saying why at its
-    first product. A decode-sized chain with correction terms from the
+    by the prefill kernel's configuration), or a decode-sized chain whose
+    fused plan the decode kernel declines (asked before anything is built),
+    gets a remark saying why at its first product. A decode-sized chain with correction terms from the
     chip's `correctionPrefillMinM` rows (9) runs on the prefill kernel's
     medium class when that kernel takes it, unless `decode-max-m` is given.
-    At prefill sizes a chain's 2:4 activation residual runs
+    At prefill sizes on the wgmma form all of a chain's activation row
+    groups (the 2:4 residual densified) go into one product's accumulators;
+    otherwise a chain's 2:4 activation residual runs
     on sparse tensor cores (`mma.sp`) inside the one prefill kernel; where
     it cannot (K not a multiple of 32, a chip targeting PTX below 8.5, the
     register form of the prefill kernel) it stays a stacked dense row group,
