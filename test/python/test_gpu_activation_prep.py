@@ -220,12 +220,18 @@ def test_activation_prep(m, rotate, split, residual, weight_outliers, rotated,
 
 # The activation split's block top-k in the prep for other blocks and k:
 # blocks of 16 (2 lanes), 32 (4), 64 (8), 128 (16 lanes); k = 1, 4 and
-# k = 16 of 64, more than a lane's 8 elements (its list keeps empty
-# entries until the lanes' lists merge). Ties at zero and equal
+# k = 16 of 64, more than a lane's 8 elements (its lanes hold no candidate
+# for the late ranks until the lanes merge). Ties at zero and equal
 # magnitudes; values and indices bit for bit, the stacked rows too.
-@pytest.mark.parametrize("block,top", [(16, 1), (32, 1), (32, 4), (64, 4),
-                                       (64, 16), (128, 2)])
-def test_activation_prep_split_topk(block, top):
+# `rotated`: None splits the bf16 input itself (the keyed top-k of values
+# exact in bf16, narrowOutlierKey); "f32" splits a Hadamard rotation's f32
+# result (the general top-k, every f32 bit pattern), with ties made in the
+# rotated values, Inf and a NaN.
+@pytest.mark.parametrize("block,top,rotated", [
+    (16, 1, None), (32, 1, None), (32, 4, None), (64, 4, None),
+    (64, 16, None), (128, 2, None),
+    (16, 1, "f32"), (32, 2, "f32"), (64, 16, "f32"), (128, 4, "f32")])
+def test_activation_prep_split_topk(block, top, rotated):
     m, n, k = 3, 37, 256
     rng = np.random.default_rng(block * 31 + top)
     x = ref.round_to_bf16(rng.standard_normal((m, k)).astype(np.float32))
@@ -233,15 +239,24 @@ def test_activation_prep_split_topk(block, top):
     x[0, 8:24] = 0.0          # ties at zero
     x[-1, 40:48] = x[-1, 36]  # equal magnitudes: the lower index first
     x[1, 130:134] = -x[1, 129]
+    if rotated:
+        # A constant 32-block rotates to four magnitudes and zeros (exact
+        # ties of either sign, within a lane and across lanes); Inf and NaN
+        # blocks rotate to non-finite values everywhere.
+        x[0, 64:96] = 0.75
+        x[1, 160] = np.inf
+        x[2, 224] = np.nan
     x = ref.round_to_bf16(x)
     w = ref.round_to_bf16((rng.standard_normal((n, k)) / 8).astype(np.float32))
     qw = ref.quantize(w, scheme="mxfp4", block_size=32)
-    rest, xv, xi = ref.split_outliers(x, block, top)
+    src = (ref.hadamard_rotate(x, 32, randomized=True, seed=0)
+           if rotated else x)
+    rest, xv, xi = ref.split_outliers(src, block, top)
     qx = ref.quantize(rest, scheme="mxfp4", block_size=32)
     dense = with_entries(ref.dequantize(qx).astype(np.float32), xv, xi, block)
     kernels, manifest = compile_op(recipe_mlir(
-        m, n, k, False, True, False, False, return_parts=True,
-        split_block=block, split_k=top))
+        m, n, k, bool(rotated), True, False, False, rotated or "f32",
+        return_parts=True, split_block=block, split_k=top))
     stems = [l["name"].rsplit("_", 1)[0] for l in manifest]
     assert stems[0] == "fp4_activation_prep", stems
     got = run_plan(kernels, manifest, {

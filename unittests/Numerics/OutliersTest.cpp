@@ -1,5 +1,7 @@
 //===- OutliersTest.cpp - Block top-k selection and sparse residual -------===//
 
+#include "fp4/Numerics/BF16.h"
+#include "fp4/Numerics/F16.h"
 #include "fp4/Numerics/Outliers.h"
 #include "fp4/Numerics/Residual.h"
 #include "fp4/Numerics/ScalarOps.h"
@@ -47,6 +49,50 @@ TEST(Outliers, PrecedesOrder) {
   EXPECT_TRUE(outlierPrecedes(ops, bits(-0.0f), 0, bits(0.0f), 1));
   EXPECT_TRUE(outlierPrecedes(ops, bits(kInf), 7, bits(3e38f), 0));
   EXPECT_TRUE(outlierPrecedes(ops, bits(kNaN), 7, bits(-kInf), 0));
+}
+
+// narrowOutlierKey against outlierPrecedes, exhaustively: every magnitude of
+// bf16 and of f16 (each widened exactly to f32), every index 0..127 and both
+// signs. The pairs are sorted by outlierPrecedes (a total order on distinct
+// (magnitude, index) pairs); both keys of each pair must lie strictly below
+// both keys of the one before it, which gives key order == precedes order for
+// every two pairs. Every key must also read back its exact value and index.
+TEST(Outliers, NarrowKeyIsThePrecedesOrder) {
+  for (bool isBF16 : {true, false}) {
+    struct Entry {
+      int32_t bits, index;
+    };
+    std::vector<Entry> entries;
+    for (uint32_t pattern = 0; pattern < 0x8000; ++pattern) {
+      float v = isBF16 ? bf16Decode(ops, static_cast<int32_t>(pattern))
+                       : f16Decode(ops, static_cast<int32_t>(pattern));
+      int32_t bits = ops.bitcastToI32(v);
+      ASSERT_EQ(bits & ((1 << kNarrowKeyBits) - 1), 0) << pattern;
+      for (int32_t index = 0; index < kMaxSparseBlock; ++index)
+        entries.push_back({bits, index});
+    }
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry &a, const Entry &b) {
+                return outlierPrecedes(ops, a.bits, a.index, b.bits, b.index);
+              });
+    int32_t previousMin = 0;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const Entry &e = entries[i];
+      int32_t keys[2];
+      for (int sign = 0; sign < 2; ++sign) {
+        float v = ops.bitcastToF32(e.bits | (sign ? INT32_MIN : 0));
+        keys[sign] = narrowOutlierKey(ops, v, e.index);
+        ASSERT_GE(keys[sign], 0);
+        ASSERT_EQ(ops.bitcastToI32(narrowKeyValue(ops, keys[sign])),
+                  ops.bitcastToI32(v));
+        ASSERT_EQ(narrowKeyIndex(ops, keys[sign]), e.index);
+      }
+      if (i > 0)
+        ASSERT_LT(std::max(keys[0], keys[1]), previousMin)
+            << std::hex << e.bits << " index " << e.index;
+      previousMin = std::min(keys[0], keys[1]);
+    }
+  }
 }
 
 TEST(Outliers, TiesGoToTheLowerIndex) {

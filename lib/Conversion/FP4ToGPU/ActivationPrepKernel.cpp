@@ -81,19 +81,140 @@ struct Pick {
 
 /// The slots of every block of `block` elements that the chunk `keys`
 /// touches (E / block blocks, or one block shared by block / E lanes,
-/// `lanePos` being this thread's position in it). Also returns each key's
-/// |x| bits and in-block index.
+/// `lanePos` being this thread's position in it), in rank order. Also
+/// returns each key's |x| bits and in-block index, and whether it is one of
+/// its block's top k (`taken`).
 struct ChunkTopK {
   SmallVector<SmallVector<Pick>> slots;
-  SmallVector<Value> bits, index;
+  SmallVector<Value> bits, index, taken;
   int64_t run = 0, lanes = 1;
 };
 
-ChunkTopK chunkTopK(OpBuilder &b, Location loc, ArrayRef<Value> keys,
-                    int64_t block, int64_t k, Value tid) {
+/// chunkTopK for values exact in bf16 or f16: the element of rank j is the
+/// largest narrowOutlierKey below the key of rank j - 1 (Outliers.h), one
+/// integer max per element and one shuffle per lane step.
+void narrowKeyTopK(ArithOps &ops, OpBuilder &b, Location loc,
+                   ArrayRef<Value> values, int64_t k, ChunkTopK &r) {
+  const int64_t e = values.size();
+  SmallVector<Value> keys;
+  for (int64_t j = 0; j < e; ++j)
+    keys.push_back(numerics::narrowOutlierKey(ops, values[j], r.index[j]));
+  // Below every key (keys are non-negative as i32).
+  Value none = ops.i32(-1);
+  auto smax = [&](Value a, Value c) {
+    return ops.selecti(ops.cmpi(IPred::SGT, a, c), a, c);
+  };
+  Value trueValue = arith::ConstantIntOp::create(b, loc, b.getI1Type(), true);
+  for (int64_t s = 0; s < e / r.run; ++s) {
+    SmallVector<Pick> slots;
+    Value previous;
+    for (int64_t rank = 0; rank < k; ++rank) {
+      Value best;
+      for (int64_t j = s * r.run; j < (s + 1) * r.run; ++j) {
+        Value candidate =
+            rank == 0 ? keys[j]
+                      : ops.selecti(ops.cmpi(IPred::SLT, keys[j], previous),
+                                    keys[j], none);
+        best = best ? smax(best, candidate) : candidate;
+      }
+      for (int64_t offset = 1; offset < r.lanes; offset *= 2)
+        best = smax(best, shuffleXor(b, loc, best, offset));
+      // k <= block: every rank is found once the block's lanes are merged.
+      Value value = numerics::narrowKeyValue(ops, best);
+      slots.push_back({trueValue, numerics::absBits(ops, value),
+                       numerics::narrowKeyIndex(ops, best), value});
+      previous = best;
+    }
+    // The top k are the keys at or above the key of rank k - 1.
+    for (int64_t j = s * r.run; j < (s + 1) * r.run; ++j)
+      r.taken[j] = ops.cmpi(IPred::SGE, keys[j], previous);
+    r.slots.push_back(std::move(slots));
+  }
+}
+
+/// chunkTopK for any f32 values: rank j is the first, under
+/// outlierPrecedes, of the elements not taken by ranks 0 .. j-1 (the C++
+/// reference's loop). Within a thread the elements come in index order, so
+/// a later element precedes the best so far iff its |x| bits are greater;
+/// across lanes the lane position says which side has the lower indices.
+void generalTopK(ArithOps &ops, OpBuilder &b, Location loc,
+                 ArrayRef<Value> values, int64_t k, Value pos, ChunkTopK &r) {
+  const int64_t e = values.size();
+  auto boolConst = [&](bool v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, b.getI1Type(), v);
+  };
+  // Whether the partner at xor `offset` holds the lower indices: the groups
+  // merged by xor steps of increasing offset are aligned runs of lanes.
+  SmallVector<Value> partnerLower;
+  for (int64_t offset = 1; offset < r.lanes; offset *= 2)
+    partnerLower.push_back(
+        ops.cmpi(IPred::NE, ops.andi(pos, ops.i32(offset)), ops.i32(0)));
+  for (int64_t s = 0; s < e / r.run; ++s) {
+    SmallVector<Pick> slots;
+    for (int64_t rank = 0; rank < k; ++rank) {
+      Pick best;
+      for (int64_t i = 0; i < r.run; ++i) {
+        int64_t j = s * r.run + i;
+        // Before element i, at most `rank` of the i seen are taken: one is
+        // found for certain when i > rank.
+        bool foundForCertain = i > rank;
+        Value eligible = rank == 0 ? Value() : ops.notb(r.taken[j]);
+        if (i == 0) {
+          Pick first{rank == 0 ? boolConst(true) : eligible, r.bits[j],
+                     r.index[j], values[j]};
+          best = first;
+          continue;
+        }
+        Value take = ops.cmpi(IPred::SGT, r.bits[j], best.bits);
+        if (!foundForCertain)
+          take = ops.orb(ops.notb(best.found), take);
+        if (eligible)
+          take = ops.andb(eligible, take);
+        best = {foundForCertain ? boolConst(true)
+                                : ops.orb(best.found, eligible),
+                ops.selecti(take, r.bits[j], best.bits),
+                ops.selecti(take, r.index[j], best.index),
+                ops.selectf(take, values[j], best.value)};
+      }
+      // Each lane holds at least run - rank untaken elements.
+      bool allFound = rank < r.run;
+      for (auto [step, lower] : llvm::enumerate(partnerLower)) {
+        int64_t offset = int64_t(1) << step;
+        Pick other{boolConst(true), shuffleXor(b, loc, best.bits, offset),
+                   shuffleXor(b, loc, best.index, offset),
+                   shuffleXor(b, loc, best.value, offset)};
+        Value take = ops.orb(ops.cmpi(IPred::SGT, other.bits, best.bits),
+                             ops.andb(ops.cmpi(IPred::EQ, other.bits, best.bits),
+                                      lower));
+        if (!allFound) {
+          Value foundBits =
+              arith::ExtUIOp::create(b, loc, b.getI32Type(), best.found);
+          other.found = ops.cmpi(
+              IPred::NE, shuffleXor(b, loc, foundBits, offset), ops.i32(0));
+          take = ops.andb(other.found, ops.orb(ops.notb(best.found), take));
+        }
+        best = {allFound ? boolConst(true) : ops.orb(best.found, other.found),
+                ops.selecti(take, other.bits, best.bits),
+                ops.selecti(take, other.index, best.index),
+                ops.selectf(take, other.value, best.value)};
+      }
+      for (int64_t j = s * r.run; j < (s + 1) * r.run; ++j) {
+        Value hit = ops.cmpi(IPred::EQ, best.index, r.index[j]);
+        r.taken[j] = rank == 0 ? hit : ops.orb(r.taken[j], hit);
+      }
+      slots.push_back(best);
+    }
+    r.slots.push_back(std::move(slots));
+  }
+}
+
+/// The top k of every block of `block` elements that the chunk's `values`
+/// touch. `narrow`: every value is exact in bf16 or f16 (the keyed form).
+ChunkTopK chunkTopK(OpBuilder &b, Location loc, ArrayRef<Value> values,
+                    int64_t block, int64_t k, Value tid, bool narrow) {
   ArithOps ops(b, loc);
   ChunkTopK r;
-  const int64_t e = keys.size();
+  const int64_t e = values.size();
   r.lanes = block > e ? block / e : 1;
   r.run = std::min(block, e);
   Value pos;
@@ -101,58 +222,17 @@ ChunkTopK chunkTopK(OpBuilder &b, Location loc, ArrayRef<Value> keys,
     pos = toI32(b, loc,
                 arith::RemUIOp::create(b, loc, tid, indexConst(b, loc, r.lanes)));
   for (int64_t j = 0; j < e; ++j) {
-    r.bits.push_back(
-        ops.andi(ops.bitcastToI32(keys[j]), ops.i32(0x7FFFFFFF)));
+    r.bits.push_back(numerics::absBits(ops, values[j]));
     int64_t inRun = j % r.run;
     r.index.push_back(r.lanes > 1
                           ? ops.addi(ops.muli(pos, ops.i32(e)), ops.i32(inRun))
                           : ops.i32(inRun));
   }
-  auto boolConst = [&](bool v) -> Value {
-    return arith::ConstantIntOp::create(b, loc, b.getI1Type(), v);
-  };
-  for (int64_t s = 0; s < e / r.run; ++s) {
-    SmallVector<Pick> slots;
-    for (int64_t rank = 0; rank < k; ++rank) {
-      Pick best{boolConst(false), ops.i32(0), ops.i32(0), ops.f32(0.0f)};
-      for (int64_t j = s * r.run; j < (s + 1) * r.run; ++j) {
-        Value eligible =
-            rank == 0 ? boolConst(true)
-                      : numerics::outlierPrecedes(ops, slots.back().bits,
-                                                  slots.back().index,
-                                                  r.bits[j], r.index[j]);
-        Value better = ops.orb(
-            ops.notb(best.found),
-            numerics::outlierPrecedes(ops, r.bits[j], r.index[j], best.bits,
-                                      best.index));
-        Value take = ops.andb(eligible, better);
-        best = {ops.orb(best.found, take), ops.selecti(take, r.bits[j], best.bits),
-                ops.selecti(take, r.index[j], best.index),
-                ops.selectf(take, keys[j], best.value)};
-      }
-      // The block's other lanes: the first of the two candidates.
-      for (int64_t offset = 1; offset < r.lanes; offset *= 2) {
-        Value foundBits = arith::ExtUIOp::create(b, loc, b.getI32Type(),
-                                                 best.found);
-        Pick other{ops.cmpi(IPred::NE, shuffleXor(b, loc, foundBits, offset),
-                            ops.i32(0)),
-                   shuffleXor(b, loc, best.bits, offset),
-                   shuffleXor(b, loc, best.index, offset),
-                   shuffleXor(b, loc, best.value, offset)};
-        Value take = ops.andb(
-            other.found,
-            ops.orb(ops.notb(best.found),
-                    numerics::outlierPrecedes(ops, other.bits, other.index,
-                                              best.bits, best.index)));
-        best = {ops.orb(best.found, other.found),
-                ops.selecti(take, other.bits, best.bits),
-                ops.selecti(take, other.index, best.index),
-                ops.selectf(take, other.value, best.value)};
-      }
-      slots.push_back(best);
-    }
-    r.slots.push_back(std::move(slots));
-  }
+  r.taken.resize(e);
+  if (narrow)
+    narrowKeyTopK(ops, b, loc, values, k, r);
+  else
+    generalTopK(ops, b, loc, values, k, pos, r);
   return r;
 }
 
@@ -200,42 +280,43 @@ Value asStored(OpBuilder &b, Location loc, Value v, Type valueType) {
 }
 
 /// The stacker's sum for element j of the chunk: `init`, then each slot of
-/// its block whose index is the element's, in slot order.
+/// its block whose index is the element's, in slot order. Indices in a
+/// block are distinct, so at most one slot matches: the one holding this
+/// element, whose value is `value` (the element's own f32 value).
 Value addSlots(ArithOps &ops, const ChunkTopK &r, int64_t j, Value init,
-               Type valueType) {
+               Value value, Type valueType) {
   OpBuilder &b = ops.getBuilder();
   Location loc = ops.getLoc();
-  Value sum = init;
-  for (const Pick &pick : r.slots[j / r.run]) {
-    Value hit = ops.cmpi(IPred::EQ, pick.index, r.index[j]);
-    Value next = ops.addf(sum, asStored(b, loc, pick.value, valueType));
-    sum = ops.selectf(hit, next, sum);
-  }
-  return sum;
+  return ops.selectf(r.taken[j],
+                     ops.addf(init, asStored(b, loc, value, valueType)), init);
 }
 
 /// The chunk's 2:4 residual in mma.sp's compressed form
 /// (MatmulKernelSpec::sparseLhs): per block of 4, the two kept values
 /// (rounded to bf16 as the slots are) by ascending position, and a nibble
-/// lo | hi << 2; two blocks per metadata byte, stored XOR 0x44.
+/// lo | hi << 2; two blocks per metadata byte, stored XOR 0x44. Read from
+/// the taken mask (exactly two per block), so it needs no slots.
 void storeCompressedResidual(OpBuilder &b, Location loc, const ChunkTopK &r,
-                             Value values, Value meta, Value row, Value col) {
+                             ArrayRef<Value> residual, Value values,
+                             Value meta, Value row, Value col) {
   // A chunk is a multiple of 8 elements: whole metadata bytes.
-  assert(r.lanes == 1 && r.slots.size() % 2 == 0 &&
+  assert(r.lanes == 1 && r.run == 4 && r.taken.size() % 8 == 0 &&
          "the compressed residual packs two 4-blocks of a chunk per byte");
   ArithOps ops(b, loc);
   Type bf16 = b.getBF16Type();
   Value valueCol = arith::DivUIOp::create(b, loc, col, indexConst(b, loc, 2));
   Value byteCol = arith::DivUIOp::create(b, loc, col, indexConst(b, loc, 8));
   Value byte;
-  for (auto [s, slots] : llvm::enumerate(r.slots)) {
-    const Pick &first = slots[0], &second = slots[1];
-    // Positions in a block are distinct (the selection order is total).
-    Value swap = ops.cmpi(IPred::UGT, first.index, second.index);
-    Value lo = ops.selecti(swap, second.index, first.index);
-    Value hi = ops.selecti(swap, first.index, second.index);
-    Value vLo = ops.selectf(swap, second.value, first.value);
-    Value vHi = ops.selectf(swap, first.value, second.value);
+  for (int64_t s = 0; s < int64_t(r.taken.size()) / 4; ++s) {
+    ArrayRef<Value> kept = ArrayRef(r.taken).slice(4 * s, 4);
+    ArrayRef<Value> v = residual.slice(4 * s, 4);
+    // Two of four kept: the lower is 0, 1 or 2; the higher 3, 2 or 1.
+    Value lo = ops.selecti(kept[0], ops.i32(0),
+                           ops.selecti(kept[1], ops.i32(1), ops.i32(2)));
+    Value hi = ops.selecti(kept[3], ops.i32(3),
+                           ops.selecti(kept[2], ops.i32(2), ops.i32(1)));
+    Value vLo = ops.selectf(kept[0], v[0], ops.selectf(kept[1], v[1], v[2]));
+    Value vHi = ops.selectf(kept[3], v[3], ops.selectf(kept[2], v[2], v[1]));
     const Value pair[2] = {vLo, vHi};
     for (int64_t j = 0; j < 2; ++j) {
       Value at = arith::AddIOp::create(b, loc, valueCol,
@@ -256,6 +337,38 @@ void storeCompressedResidual(OpBuilder &b, Location loc, const ChunkTopK &r,
         b, loc, arith::TruncIOp::create(b, loc, b.getI8Type(), byte), meta,
         ValueRange{row, at});
   }
+}
+
+/// The 2:4 selection's taken mask without slots (when no slot is stored):
+/// element i of a 4-block, in index order, precedes a later j iff
+/// |x_i| >= |x_j| (bits), an earlier one iff >; it is kept iff it precedes
+/// at least two of the other three. Six compares per block instead of the
+/// rank-by-rank search.
+ChunkTopK twoOfFourTaken(OpBuilder &b, Location loc, ArrayRef<Value> values) {
+  ArithOps ops(b, loc);
+  ChunkTopK r;
+  r.run = 4;
+  for (Value v : values)
+    r.bits.push_back(numerics::absBits(ops, v));
+  auto majority = [&](Value x, Value y, Value z) {
+    return ops.orb(ops.andb(x, ops.orb(y, z)), ops.andb(y, z));
+  };
+  for (int64_t s = 0; s < int64_t(values.size()) / 4; ++s) {
+    ArrayRef<Value> bits = ArrayRef(r.bits).slice(4 * s, 4);
+    // p[i][j], i < j: element i precedes element j.
+    Value p[4][4];
+    for (int i = 0; i < 4; ++i)
+      for (int j = i + 1; j < 4; ++j)
+        p[i][j] = ops.cmpi(IPred::SGE, bits[i], bits[j]);
+    r.taken.push_back(majority(p[0][1], p[0][2], p[0][3]));
+    r.taken.push_back(
+        majority(ops.notb(p[0][1]), p[1][2], p[1][3]));
+    r.taken.push_back(
+        majority(ops.notb(p[0][2]), ops.notb(p[1][2]), p[2][3]));
+    r.taken.push_back(majority(ops.notb(p[0][3]), ops.notb(p[1][3]),
+                               ops.notb(p[2][3])));
+  }
+  return r;
 }
 
 } // namespace
@@ -428,18 +541,19 @@ FailureOr<KernelPlan> mlir::fp4::buildActivationPrepKernel(
   // x, rotated and rounded to the rotation's result type.
   SmallVector<Value> x = q.loadChunk(input, c.row, c.col, c.tid);
 
-  // The split: rest is +0.0 where an element does not come after the rank
-  // k - 1 one.
+  // The split: rest is +0.0 where an element is one of its block's top k.
+  // x is exact in the rotation's result type (or the input's): bf16 and f16
+  // values take the keyed top-k.
+  Type xType = spec.rotationSize ? spec.rotatedElementType
+                                 : spec.inputElementType;
+  bool narrowKeys = xType && (xType.isBF16() || xType.isF16());
   SmallVector<Value> rest = x;
   std::optional<ChunkTopK> outliers;
   if (spec.splitK) {
-    outliers = chunkTopK(b, loc, x, spec.splitBlock, spec.splitK, c.tid);
-    for (int64_t j = 0; j < e; ++j) {
-      const Pick &last = outliers->slots[j / outliers->run].back();
-      Value after = numerics::outlierPrecedes(
-          ops, last.bits, last.index, outliers->bits[j], outliers->index[j]);
-      rest[j] = ops.selectf(after, x[j], ops.f32(0.0f));
-    }
+    outliers = chunkTopK(b, loc, x, spec.splitBlock, spec.splitK, c.tid,
+                         narrowKeys);
+    for (int64_t j = 0; j < e; ++j)
+      rest[j] = ops.selectf(outliers->taken[j], ops.f32(0.0f), x[j]);
     if (!split.empty())
       emitIf(b, loc, c.valid, [&](OpBuilder &nb, Location l) {
         storeSlots(nb, l, *outliers, spec.splitBlock, split[0], split[1],
@@ -470,20 +584,28 @@ FailureOr<KernelPlan> mlir::fp4::buildActivationPrepKernel(
   SmallVector<SmallVector<Value>> groups;
   SmallVector<Value> dense(e);
   for (int64_t j = 0; j < e; ++j)
-    dense[j] = outliers ? addSlots(ops, *outliers, j, deq[j],
+    dense[j] = outliers ? addSlots(ops, *outliers, j, deq[j], x[j],
                                    spec.splitValuesType)
                         : deq[j];
   groups.push_back(dense);
   std::optional<ChunkTopK> residualSlots;
+  SmallVector<Value> residualValues;
   if (spec.residualK) {
-    SmallVector<Value> r(e);
+    SmallVector<Value> &r = residualValues;
+    r.resize(e);
     for (int64_t j = 0; j < e; ++j)
       r[j] = numerics::residualValue(ops, rest[j], deq[j]);
-    residualSlots =
-        chunkTopK(b, loc, r, spec.residualBlock, spec.residualK, c.tid);
+    // r is an f32 difference: the general top-k, or for a 2:4 selection
+    // whose slots are not stored just its mask.
+    if (spec.residualBlock == numerics::kTwoFourBlock &&
+        spec.residualK == numerics::kTwoFourKeep && residual.empty())
+      residualSlots = twoOfFourTaken(b, loc, r);
+    else
+      residualSlots = chunkTopK(b, loc, r, spec.residualBlock, spec.residualK,
+                                c.tid, /*narrow=*/false);
     SmallVector<Value> sparse(e);
     for (int64_t j = 0; j < e; ++j)
-      sparse[j] = addSlots(ops, *residualSlots, j, ops.f32(0.0f),
+      sparse[j] = addSlots(ops, *residualSlots, j, ops.f32(0.0f), r[j],
                            spec.residualValuesType);
     if (!spec.compressedResidual)
       groups.push_back(sparse);
@@ -494,8 +616,8 @@ FailureOr<KernelPlan> mlir::fp4::buildActivationPrepKernel(
       storeSlots(nb, l, *residualSlots, spec.residualBlock, residual[0],
                  residual[1], c.row, c.col, c.tid);
     if (spec.compressedResidual)
-      storeCompressedResidual(nb, l, *residualSlots, compressed[0],
-                              compressed[1], c.row, c.col);
+      storeCompressedResidual(nb, l, *residualSlots, residualValues,
+                              compressed[0], compressed[1], c.row, c.col);
     size_t output = 0;
     int64_t slot = 0;
     for (ArrayRef<Value> group : groups) {

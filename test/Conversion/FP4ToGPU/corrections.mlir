@@ -104,13 +104,15 @@
 // CHECK: memref.store {{.*}} : memref<16x96xbf16>
 // CHECK: gpu.func
 // The activation prep: four lanes per 32-element block (chunks of 8), so
-// the rotation's last two butterfly stages, the block amax and each top-2
-// slot cross lanes by xor shuffles; after the barrier (scale bytes stored
+// the rotation's last two butterfly stages (16 shuffles), the block amax
+// (2) and each top-2 slot (2 ranks x 2 steps x |x| bits, index and value:
+// every lane has a candidate for ranks below its 8 elements, so no found
+// flag) cross lanes by xor shuffles; after the barrier (scale bytes stored
 // by a block's first lane, read back by all) the 2:4 residual's blocks sit
 // inside one thread: no shuffle.
 // CHECK: gpu.func @fp4_activation_prep_9(%{{.*}}: memref<16x256xbf16> {llvm.noalias, llvm.readonly}
 // CHECK-SAME: known_block_size = array<i32: 64, 1, 1>
-// CHECK-COUNT-34: gpu.shuffle  xor
+// CHECK-COUNT-30: gpu.shuffle  xor
 // CHECK-NOT: gpu.shuffle
 // CHECK: gpu.barrier
 // CHECK-NOT: gpu.shuffle

@@ -1,7 +1,8 @@
 // RUN: fp4-opt %s -split-input-file -convert-fp4-to-linalg | FileCheck %s
 
 // MXFP4 quantize: block amax (NaN-propagating max of |x| bit patterns), the
-// E8M0 byte from the f32 exponent field, then codes packed two per byte by a
+// E8M0 byte from the f32 exponent field, then codes (E2M1's nearest-even
+// step count rounded by one add of 2^23, E2M1.h) packed two per byte by a
 // reduction over the pair dimension.
 // CHECK-DAG: #[[ID3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG: #[[BLK3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
@@ -25,8 +26,11 @@
 // CHECK: %[[XP:.*]] = tensor.expand_shape %[[X]] {{\[}}[0], [1, 2, 3]] output_shape [2, 2, 16, 2]
 // CHECK: %[[CODES:.*]] = linalg.generic {indexing_maps = [#[[ID4]], #[[BLK4]], #[[OUT4]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[XP]], %[[SCALES]] : tensor<2x2x16x2xf32>, tensor<2x2xi8>) outs(%{{.*}} : tensor<2x2x16xi8>)
 // CHECK:   arith.mulf
-// CHECK:   arith.cmpf ogt, %{{.*}}, %{{.*}} : f32
-// CHECK:   arith.cmpf oge
+// CHECK:   math.absf
+// CHECK:   arith.shrui
+// CHECK:   arith.mulf
+// CHECK:   %[[MAGIC:.*]] = arith.constant 0x4B000000 : f32
+// CHECK:   arith.addf %{{.*}}, %[[MAGIC]] : f32
 // CHECK:   %[[POS:.*]] = linalg.index 3 : index
 // CHECK:   arith.index_cast %[[POS]] : index to i32
 // CHECK:   arith.shli
