@@ -43,8 +43,11 @@ ordered metadata, selector 0; _mma_sp_sync has the layout) and 16-bit
 shared loads of its metadata.
 
 Its sm_90a form adds nvvm.wgmma.mma_async (m64nNk16 bf16 -> f32, both
-operands from shared-memory descriptors in the 128-byte swizzle; _wgmma
-decodes them and applies the swizzle to the addresses), its fence /
+operands from shared-memory descriptors in the 128-byte swizzle; _wgmma)
+and the 2:4-sparse wgmma.mma_async.sp m64nNk32 as inline PTX
+(llvm.inline_asm; packed A in the 64- or 128-byte swizzle, metadata as
+mma.sp's per warp; _inline_wgmma_sp): both decode the descriptors and
+apply the swizzle to the addresses; its fence /
 commit / wait and nvvm.fence.proxy (no-ops in lockstep), the accumulator
 struct (llvm.mlir.undef / insertvalue / extractvalue on a list of fields)
 and memref.extract_aligned_pointer_as_index of the dynamic shared memory
@@ -646,7 +649,11 @@ class Launch:
                 _, shape, e, _ = parse_type(tout)
                 self.set(op, [Buffer(shape, e, data=buf.bytes)])
             elif name == "llvm.inline_asm":
-                assert not op.results, "only empty asm barriers are modelled"
+                if op.results:
+                    self.set(op, [self.inline_wgmma_sp(op, ins, mask)])
+                else:
+                    assert re.search(r'asm_string = ""', op.props), \
+                        "only empty asm barriers and wgmma.sp are modelled"
             elif name == "llvm.extractvalue":
                 pos = int(re.search(r"array<i64: (\d+)>", op.props).group(1))
                 self.set(op, [ins[0][pos]])
@@ -838,24 +845,30 @@ def _mma_sp_sync(self, op, ins):
 Launch.mma_sp_sync = _mma_sp_sync
 
 
-def _wgmma_operand(desc, rows):
-    """The rows x 16 bf16 operand (f64, one per warp group) a wgmma
-    descriptor addresses in dynamic shared memory: K-major, 128-byte
-    swizzle (mode 1), 8-row groups `stride` bytes apart, row r of a group
-    128 bytes after row r - 1, element k at 2 k; the hardware XORs address
-    bits 4..6 with bits 7..9 of the shared address."""
+def _wgmma_operand(desc, rows, k_elems=16):
+    """Addresses of the rows x k_elems bf16 operand (one per warp group) a
+    wgmma descriptor addresses in dynamic shared memory: K-major, 8-row
+    groups `stride` bytes apart, row r of a group one swizzle width after
+    row r - 1, element k at 2 k. Swizzle mode 1 (128 bytes): the hardware
+    XORs address bits 4..6 with bits 7..9; mode 2 (64 bytes): bits 4..5
+    with bits 7..8 (every row's k_elems elements within its width)."""
     desc = desc.astype(np.uint64)
-    assert np.all((desc >> np.uint64(62)) == 1), "128-byte swizzle only"
+    mode = desc >> np.uint64(62)
+    assert np.all(mode == mode[0]) and int(mode[0]) in (1, 2), \
+        "128- or 64-byte swizzle only"
+    width, bits = (128, 7) if int(mode[0]) == 1 else (64, 3)
     assert np.all(((desc >> np.uint64(49)) & np.uint64(7)) == 0), \
         "base offset 0 only"
     start = ((desc & np.uint64(0x3FFF)) << np.uint64(4)).astype(np.int64)
     stride = (((desc >> np.uint64(32)) & np.uint64(0x3FFF)) <<
               np.uint64(4)).astype(np.int64)
+    assert np.all(start % width + 2 * k_elems <= width), \
+        "a row's slice crosses its swizzle width"
     r = np.arange(rows)[None, :, None]
-    k = np.arange(16)[None, None, :]
+    k = np.arange(k_elems)[None, None, :]
     addr = start[:, None, None] + (r // 8) * stride[:, None, None] + \
-        (r % 8) * 128 + 2 * k
-    addr = addr ^ (((addr >> 7) & 7) << 4)
+        (r % 8) * width + 2 * k
+    addr = addr ^ (((addr >> 7) & bits) << 4)
     return addr
 
 
@@ -878,32 +891,52 @@ def _wgmma(self, op, ins, mask):
     assert "mma_layout<row>" in props and "mma_layout<col>" in props, props
     acc, desc_a, desc_b = ins
     assert len(acc) == N // 2
+    read = self.warpgroup_operands(desc_a, desc_b, mask)
+    A = read(0, 64, 16)           # [groups, 64, 16]
+    B = read(1, N, 16)            # [groups, N, 16]
+    return _warpgroup_result(A @ B.transpose(0, 2, 1), acc, mask)
+
+
+Launch.wgmma = _wgmma
+
+
+def _warpgroup_operands(self, desc_a, desc_b, mask):
+    """Checks a warp-group MMA's collective form (whole groups of 128
+    threads, uniform descriptors) and returns read(which, rows, k_elems):
+    the bf16 operand of descriptor `which` (0: A, 1: B) as f64 [groups,
+    rows, k_elems] from each group's CTA's dynamic shared memory."""
     assert self.block % 128 == 0 and self.n % 128 == 0
     groups = self.n // 128
     gmask = mask.reshape(groups, 128)
     assert np.all(gmask.all(1) | ~gmask.any(1)), \
         "wgmma is warp-group collective: the whole group or none"
-    da = desc_a.reshape(groups, 128)
-    db = desc_b.reshape(groups, 128)
-    assert np.all(da == da[:, :1]) and np.all(db == db[:, :1]), \
+    descs = [d.reshape(groups, 128) for d in (desc_a, desc_b)]
+    assert all(np.all(d == d[:, :1]) for d in descs), \
         "a warp group's descriptors must be uniform"
     cta = (np.arange(groups) * 128) // self.block
     smem = self.dynamic_shared.bytes
 
-    def operand(desc, rows):
-        addr = _wgmma_operand(desc[:, 0], rows)
+    def read(which, rows, k_elems):
+        addr = _wgmma_operand(descs[which][:, 0], rows, k_elems)
         lo = smem[cta[:, None, None], addr].astype(np.uint32)
         hi = smem[cta[:, None, None], addr + 1].astype(np.uint32)
         bits = (lo | (hi << np.uint32(8))) << np.uint32(16)
         return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+    return read
 
-    A = operand(da, 64)           # [groups, 64, 16]
-    B = operand(db, N)            # [groups, N, 16]
-    D = A @ B.transpose(0, 2, 1)  # [groups, 64, N]
+
+Launch.warpgroup_operands = _warpgroup_operands
+
+
+def _warpgroup_result(D, acc, mask):
+    """D [groups, 64, N] (f64) + the accumulator fields, rounded once to
+    f32: thread t of a group (warp w = t / 32, lane (g, q)) holds field
+    4 j + e = row 16 w + g (+ 8 for e >= 2), column 8 j + 2 q + (e % 2)."""
+    groups = D.shape[0]
     t = np.arange(128)
     w, g, q = t // 32, (t % 32) // 4, t % 4
     out = []
-    for j in range(N // 8):
+    for j in range(D.shape[2] // 8):
         for e in range(4):
             row = 16 * w + g + (8 if e >= 2 else 0)
             col = 8 * j + 2 * q + (e % 2)
@@ -913,7 +946,65 @@ def _wgmma(self, op, ins, mask):
     return out
 
 
-Launch.wgmma = _wgmma
+_WGMMA_SP = re.compile(
+    r'asm_string = "wgmma\.mma_async\.sp\.sync\.aligned\.m64n(\d+)k32\.'
+    r'f32\.bf16\.bf16 \{([^}]*)\}, \$(\d+), \$(\d+), \$(\d+), '
+    r'0, 1, 1, 1, 0, 0;"')
+
+
+def _inline_wgmma_sp(self, op, ins, mask):
+    """The inline PTX wgmma.mma_async.sp m64nNk32 bf16 -> f32 of
+    buildWgmmaSparseBF16: D = A B^T + D per warp group, A 2:4-sparse
+    along K. Its packed 64 x 16 values come from descA (compressed column
+    2c, 2c + 1: the kept values of logical group c, k 4c..4c+3, by
+    ascending position), B's 32 columns from descB; the metadata per warp
+    as mma.sp m16n8k32's under selector 0 (warp w of the group for rows
+    16 w..16 w + 15: lane (g, t) with t < 2 holds in bits 4i.. the two
+    positions of group 4t + i of row g, in bits 16 + 4i.. of row g + 8;
+    PTX ISA, sparse wgmma m64nNk32 metadata, the mma.sp m16n8k32 figure).
+    Computed in f64, one f32 rounding; D's layout as _wgmma's."""
+    m = _WGMMA_SP.search(op.props)
+    assert m, f"unmodelled inline asm: {op.props[:200]}"
+    N = int(m.group(1))
+    regs = N // 2
+    assert [r.strip() for r in m.group(2).split(",")] == \
+        [f"${i}" for i in range(regs)], "D must be $0..$N/2-1"
+    assert [int(m.group(i)) for i in (3, 4, 5)] == \
+        [2 * regs, 2 * regs + 1, 2 * regs + 2], "descA, descB, metadata"
+    cons = re.search(r'constraints = "([^"]*)"', op.props).group(1)
+    assert cons.split(",") == ["=f"] * regs + [str(i) for i in range(regs)] \
+        + ["l", "l", "r"], cons
+    assert "has_side_effects" in op.props
+    acc, desc_a, desc_b, meta = ins[:regs], ins[regs], ins[regs + 1], \
+        ins[regs + 2]
+    read = self.warpgroup_operands(desc_a, desc_b, mask)
+    Ac = read(0, 64, 16)          # [groups, 64, 16] packed
+    B = read(1, N, 32)            # [groups, N, 32]
+    groups = Ac.shape[0]
+    gmask = mask.reshape(groups, 128)
+    words = meta.reshape(groups, 128).astype(np.uint32)
+    A = np.zeros((groups, 64, 32))
+    for grp_i in range(groups):
+        if not gmask[grp_i].any():
+            continue
+        for w in range(4):
+            for g in range(8):
+                for tt in range(2):  # lanes t = 0, 1 under selector 0
+                    word = int(words[grp_i, 32 * w + 4 * g + tt])
+                    for half, row in ((0, 16 * w + g), (1, 16 * w + g + 8)):
+                        for i in range(4):
+                            nib = (word >> (16 * half + 4 * i)) & 0xF
+                            lo, hi = nib & 3, nib >> 2
+                            assert lo < hi, \
+                                f"wgmma.sp metadata nibble {nib:#x}"
+                            c = 4 * tt + i
+                            A[grp_i, row, 4 * c + lo] = Ac[grp_i, row, 2 * c]
+                            A[grp_i, row, 4 * c + hi] = \
+                                Ac[grp_i, row, 2 * c + 1]
+    return _warpgroup_result(A @ B.transpose(0, 2, 1), acc, mask)
+
+
+Launch.inline_wgmma_sp = _inline_wgmma_sp
 
 
 def _segments(op, counts):

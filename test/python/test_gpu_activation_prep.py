@@ -299,7 +299,13 @@ PREFILL_CASES = [
 ]
 
 
-# On sm_90a (mma = wgmma) the same chains run as one product of the stacked
+# On sm_90a (mma = wgmma) the residual's packed values go to wgmma.sp
+# (inline PTX, MatmulKernelSpec::sparseLhs on the wgmma form): after each
+# k32 step's two dense wgmmas, one sparse wgmma from the packed tile (64-
+# byte rows at K steps of 64, M = 136; 128-byte rows at the one-row tile's
+# K steps of 128, M = 64) and the metadata registers. M = 40 (a 48-row
+# tile, not whole warp groups) keeps mma.sync and mma.sp. With
+# prefill-residual=rows the same chains run as one product of the stacked
 # row groups: the prep writes the 2:4 residual densified as row group 1 of
 # stacked0 ([2M, K]) and the wgmma kernel issues both groups' A tiles into
 # one accumulator set (MatmulKernelSpec::lhsGroups). M = 64: two warp
@@ -313,11 +319,15 @@ GROUPED_CASES = [
 
 
 @pytest.mark.parametrize(
-    "m,n,k,rotate,split,weight_outliers,chip",
-    [c + ("sm_90",) for c in PREFILL_CASES] +
-    [c + ("sm_90a",) for c in GROUPED_CASES])
-def test_prefill_residual(m, n, k, rotate, split, weight_outliers, chip):
-    grouped = chip == "sm_90a"
+    "m,n,k,rotate,split,weight_outliers,chip,form",
+    [c + ("sm_90", "sparse") for c in PREFILL_CASES] +
+    [c + ("sm_90a", "sparse") for c in GROUPED_CASES] +
+    [(40, 37, 128, True, True, True, "sm_90a", "sparse")] +
+    [c + ("sm_90a", "rows") for c in GROUPED_CASES])
+def test_prefill_residual(m, n, k, rotate, split, weight_outliers, chip,
+                          form):
+    grouped = form == "rows"
+    on_wgmma = chip == "sm_90a" and m % 64 == 0 or m > 64
     rng = np.random.default_rng((900 if grouped else 500) + m + k)
     x = ref.round_to_bf16(rng.standard_normal((m, k)).astype(np.float32))
     x[:, 5] *= 60.0
@@ -342,7 +352,8 @@ def test_prefill_residual(m, n, k, rotate, split, weight_outliers, chip):
     return_parts = m == 40
     kernels, manifest = compile_op(recipe_mlir(
         m, n, k, rotate, split, True, weight_outliers,
-        weight_split=weight_outliers, return_parts=return_parts), chip=chip)
+        weight_split=weight_outliers, return_parts=return_parts), chip=chip,
+        options=f"prefill-residual={form}")
     stems = [l["name"].rsplit("_", 1)[0] for l in manifest]
     assert "fp4_stacked_epilogue" not in stems, stems
     launches = [l for l in manifest
@@ -361,8 +372,9 @@ def test_prefill_residual(m, n, k, rotate, split, weight_outliers, chip):
     else:
         assert prep["variant"].endswith("_residual_sparse24"), \
             prep["variant"]
-        assert matmul["variant"] == f"prefill_w4a16_smem_sparse24{entries}", \
-            matmul["variant"]
+        wgmma = "_wgmma" if chip == "sm_90a" and on_wgmma else ""
+        assert matmul["variant"] == \
+            f"prefill_w4a16_smem_sparse24{entries}{wgmma}", matmul["variant"]
         residual_args = ["residual.sparse_values", "residual.sparse_meta"]
     names = [a[0] for a in matmul["args"]]
     assert names == ["stacked0", "weight.codes", "weight.scales"] + \
@@ -405,8 +417,14 @@ def test_prefill_residual(m, n, k, rotate, split, weight_outliers, chip):
     assert err <= 1e-6, err
     assert np.abs(y - y64).max() <= 1e-6 * np.abs(y64).max()
 
-    # Negative control: the residual's share is there, on mma.sp or wgmma.
-    mma = "nvvm.wgmma.mma_async" if grouped else "nvvm.mma.sp.sync"
+    # Negative control: the residual's share is there, on mma.sp, wgmma.sp
+    # (inline PTX) or wgmma.
+    if grouped:
+        mma = "nvvm.wgmma.mma_async"
+    elif matmul["variant"].endswith("_wgmma"):
+        mma = "llvm.inline_asm"
+    else:
+        mma = "nvvm.mma.sp.sync"
     assert interp.count_ops(kernels[matmul["name"]], mma) > 0
     without = dense.astype(np.float64) @ w64.T
     assert np.linalg.norm(y - without) > 100 * np.linalg.norm(y - y64)

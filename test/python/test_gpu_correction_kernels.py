@@ -29,9 +29,9 @@ def qtype(rows, cols):
     return f"!fp4.tensor<{rows}x{cols}xf4E2M1FN, {MX}, axis = 1>"
 
 
-def compile_op(mlir, chip="sm_90"):
+def compile_op(mlir, chip="sm_90", options=""):
     out = subprocess.run(
-        [FP4_OPT, "-", f"-convert-fp4-to-gpu=chip={chip}",
+        [FP4_OPT, "-", f"-convert-fp4-to-gpu=chip={chip} {options}".strip(),
          "-mlir-print-op-generic"], input=mlir, capture_output=True,
         text=True, check=True)
     assert "stays on the host" not in out.stderr, out.stderr

@@ -112,13 +112,15 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
     gets a remark saying why at its first product. A decode-sized chain with correction terms from the
     chip's `correctionPrefillMinM` rows (9) runs on the prefill kernel's
     medium class when that kernel takes it, unless `decode-max-m` is given.
-    At prefill sizes on the wgmma form all of a chain's activation row
-    groups (the 2:4 residual densified) go into one product's accumulators;
-    otherwise a chain's 2:4 activation residual runs
-    on sparse tensor cores (`mma.sp`) inside the one prefill kernel; where
-    it cannot (K not a multiple of 32, a chip targeting PTX below 8.5, the
-    register form of the prefill kernel) it stays a stacked dense row group,
-    with a remark saying why. The format-specific parts
+    At prefill sizes a chain's 2:4 activation residual runs on sparse
+    tensor cores inside the one prefill kernel (`wgmma.mma_async.sp` on the
+    wgmma form, else `mma.sp`); with `prefill-residual=rows`, or where the
+    sparse kernel is not on the wgmma form but the grouped one is, all of
+    the chain's activation row groups (the 2:4 residual densified) go into
+    one wgmma product's accumulators; where neither runs (K not a multiple
+    of 32, a chip targeting PTX below 8.5, the register form of the prefill
+    kernel) the residual stays a stacked dense row group, with a remark
+    saying why. The format-specific parts
     of the kernels come from each scheme's SchemeGPULoweringAttrInterface
     model. An unknown chip or enum value fails at option parsing with the
     valid values; `native-fp4` on a chip without FP4 instructions (or where
@@ -132,8 +134,8 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
            "Emit a remark 'stays on the host: <reason>' for every op the "
            "patterns decline, one for a recipe chain that runs term by "
            "term instead of fused, one for a prefill 2:4 residual that "
-           "stays stacked dense rows instead of mma.sp, and one for a "
-           "matmul that falls back to the reference kernel">
+           "stays stacked dense rows instead of sparse tensor cores, and one "
+           "for a matmul that falls back to the reference kernel">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

@@ -75,16 +75,18 @@ constexpr int64_t kStagedSumKUnroll = 512;
 /// At prefill, a chain whose activation side is Q(x) (with its outliers)
 /// and a bf16 2:4 residual that the activation prep computes: the prep
 /// writes the residual compressed and one prefill kernel adds its product
-/// on the sparse tensor cores (mma.sp) into the dense product's
-/// accumulators, from the same dequantized weight tile
+/// on the sparse tensor cores (mma.sp, or wgmma.sp on the wgmma form) into
+/// the dense product's accumulators, from the same dequantized weight tile
 /// (MatmulKernelSpec::sparseLhs). Returns the product's spec (arguments
-/// not yet added) when both kernels take the chain, else none: the chain
-/// then keeps the stacked rows, and `why` says why when the chain has a
-/// prefill residual that could have gone there.
+/// not yet added) when both kernels take the chain, and sets `onWgmma` to
+/// the kernel's form, else none: the chain then keeps the stacked rows,
+/// and `why` says why when the chain has a prefill residual that could
+/// have gone there.
 static std::optional<MatmulKernelSpec>
 sparsePrefillSpec(const FusedCorrectionChain &chain,
                   const FusedActivationPrep &prep, const GPUTarget &target,
-                  GPUConfigAttr prefillConfig, std::string &why) {
+                  GPUConfigAttr prefillConfig, std::string &why,
+                  bool &onWgmma) {
   if (chain.decode || !prep.residual || chain.groups.size() != 2 ||
       !chain.groups[0].dense || chain.groups[1].dense ||
       chain.groups[1].values != ResidualOp(prep.residual).getValues())
@@ -102,7 +104,8 @@ sparsePrefillSpec(const FusedCorrectionChain &chain,
   if (chain.weightValues)
     spec.weightEntries = prefillEntriesSpec(chain, chain.m).weightEntries;
   spec.sparseLhs = true;
-  if (failed(checkPrefillMatmulKernel(spec, target, prefillConfig, why)))
+  if (failed(checkPrefillMatmulKernel(spec, target, prefillConfig, why,
+                                      &onWgmma)))
     return std::nullopt;
   return spec;
 }
@@ -111,11 +114,11 @@ sparsePrefillSpec(const FusedCorrectionChain &chain,
 /// activation row groups (e.g. Q(x) with its outliers and the densified
 /// 2:4 residual) as one product of the stacked rows, every group's A tile
 /// issued into the same accumulators against one weight tile
-/// (MatmulKernelSpec::lhsGroups): no row-group epilogue, and no mma.sp
-/// (wgmma.mma_async.sp is not in the NVVM dialect), the residual's half of
-/// zeros multiplied densely on the faster instruction (4096^3 full recipe
-/// on the H200: docs/perf/prefill_groups_2026-12-04.txt). Returns the
-/// product's spec (arguments not yet added) when the kernel takes it.
+/// (MatmulKernelSpec::lhsGroups): no row-group epilogue, the residual's
+/// half of zeros multiplied densely on the faster instruction (4096^3 full
+/// recipe on the H200, against mma.sp: docs/perf/prefill_groups_2026-12-
+/// 04.txt). Returns the product's spec (arguments not yet added) when the
+/// kernel takes it.
 static std::optional<MatmulKernelSpec>
 groupedPrefillSpec(const FusedCorrectionChain &chain, const GPUTarget &target,
                    const GPUConfigOverrides &options) {
@@ -667,22 +670,33 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     // over the parts the ops' own kernels computed.
     std::string noPrep;
     FailureOr<FusedActivationPrep> prep = analyzeActivationPrep(chain, noPrep);
-    // Decided before any IR changes (both kernels were asked).
+    // Decided before any IR changes (both kernels were asked). The 2:4
+    // residual's product: on the sparse tensor cores (its packed values)
+    // where a kernel takes it, and on wgmma.sp before the wgmma form's
+    // grouped rows (a sparse k32 step costs the tensor time of one dense
+    // k16 step, the residual's densified rows two); the grouped rows
+    // before mma.sp (docs/perf/prefill_groups_2026-12-04.txt). The option
+    // prefill-residual=rows keeps the rows.
     std::optional<MatmulKernelSpec> groupedSpec =
         groupedPrefillSpec(chain, hooks.target, hooks.options);
     std::optional<MatmulKernelSpec> sparseSpec;
-    if (succeeded(prep) && !groupedSpec) {
-      std::string notSparse;
+    std::string notSparse;
+    bool sparseOnWgmma = false;
+    if (succeeded(prep) &&
+        hooks.options.prefillResidual != GPUPrefillResidual::Rows)
       sparseSpec = sparsePrefillSpec(
           chain, *prep, hooks.target,
           selectPrefillConfig(rewriter.getContext(), hooks.target, chain.m,
                               hooks.options, /*sparseLhs=*/true),
-          notSparse);
-      if (!sparseSpec && !notSparse.empty() && hooks.remarks)
-        end->emitRemark() << "the 2:4 residual runs as stacked dense rows, "
-                             "not on the sparse tensor cores: "
-                          << notSparse;
-    }
+          notSparse, sparseOnWgmma);
+    if (sparseSpec && groupedSpec && !sparseOnWgmma)
+      sparseSpec.reset();
+    if (sparseSpec)
+      groupedSpec.reset();
+    if (!sparseSpec && !groupedSpec && !notSparse.empty() && hooks.remarks)
+      end->emitRemark() << "the 2:4 residual runs as stacked dense rows, "
+                           "not on the sparse tensor cores: "
+                        << notSparse;
     if (sparseSpec)
       stack.outputGroups = {1};
     FailureOr<SmallVector<Value>> stacked;

@@ -255,6 +255,10 @@ private:
   /// `slot`; `bw` holds each n8 tile's W fragment of the step.
   void mmaSparseStep(Value s, Value slot, ArrayRef<std::array<Value, 4>> bw,
                      SmallVector<Value> &acc);
+  /// The sparse lhs' metadata register of k32 step `s` of slot `slot` for
+  /// this lane, the warp's 16 rows starting at `rows` (mma.sp m16n8k32's
+  /// layout under selector 0, which wgmma.sp's k32 form shares per warp).
+  Value sparseMetadata(Value s, Value slot, Value rows);
   /// Emits `body(u, round)` for the units u = tid + round * threads < count
   /// (guarded in the last round when count % threads != 0).
   void forEachThreadUnit(int64_t count,
@@ -311,7 +315,12 @@ private:
   /// columns of the W tile (bBuf slot `bSlot`), BK / 16 wgmma m64n<wn>k16
   /// steps; returns the new accumulator struct (the caller fences, commits
   /// and waits).
-  Value mmaTileWgmma(Value aSlot, Value bSlot, Value acc);
+  /// `sparseMeta`: with the sparse lhs, each k32 step's metadata register
+  /// (sparseMetadata), loaded before the wgmma fence: a register written
+  /// between the fence and the wgmma reading it makes ptxas insert a
+  /// warpgroup.arrive there.
+  Value mmaTileWgmma(Value aSlot, Value bSlot, Value acc,
+                     ArrayRef<Value> sparseMeta = {});
   /// ldmatrix.x4 (no transpose) of bf16 `view` at `indices`: the 4 i32
   /// registers of this lane.
   std::array<Value, 4> ldmatrixX4(Value view, ValueRange indices);
@@ -858,7 +867,8 @@ SmallVector<Value> PrefillEmitter::mmaTileShared(Value aView, Value aSlot,
   return acc;
 }
 
-Value PrefillEmitter::mmaTileWgmma(Value aSlot, Value bSlot, Value acc) {
+Value PrefillEmitter::mmaTileWgmma(Value aSlot, Value bSlot, Value acc,
+                                   ArrayRef<Value> sparseMeta) {
   // Byte offsets in dynamic shared memory (atom layout, tileIndex): slot
   // s of a [slots][BK / 64][rows][64] tile starts at s * rows * BK * 2;
   // atom a at + a * rows * 128; this warp group's rows at + 64 * wg * 128;
@@ -887,6 +897,15 @@ Value PrefillEmitter::mmaTileWgmma(Value aSlot, Value bSlot, Value acc) {
       smemAddress,
       bytes(add(mul(bSlot, p.bn * p.bk * 2),
                 add(mul(warpCol, kWgmmaAtomRowBytes), p.bBufOffset))));
+  // The 2:4-sparse lhs (p.sparse): its packed tile [slot][BM][BK / 2] has
+  // rows of BK bytes in the swizzle of that width (sparseChunkSwizzle is
+  // the hardware's 64- or 128-byte pattern), this warp group's rows at
+  // groupRow * BK bytes; k32 step s's 16 packed columns at + 32 s.
+  Value spBase =
+      p.sparse ? addI64(smemAddress,
+                        bytes(add(mul(aSlot, p.spStageBytes),
+                                  add(mul(groupRow, p.bk), p.spOffset))))
+               : Value();
   for (int64_t step = 0; step < p.bk / 16; ++step) {
     int64_t atom = step / 4, inAtom = (step % 4) * 32;
     Value descA = buildWgmmaDescriptor(
@@ -901,6 +920,18 @@ Value PrefillEmitter::mmaTileWgmma(Value aSlot, Value bSlot, Value acc) {
                              atom * p.bm * kWgmmaAtomRowBytes + inAtom)));
       acc = buildWgmmaBF16(b, loc, descG, descB, acc, p.wn);
     }
+    if (!p.sparse || step % 2 == 0)
+      continue;
+    // After the dense k16 steps 2s and 2s + 1: the sparse lhs' k32 step s
+    // against the same 32 columns of W (B starts at step 2s's slice).
+    int64_t s = step / 2;
+    Value descSp = buildWgmmaDescriptor(b, loc, addI64(spBase, i64c(32 * s)),
+                                        /*rowBytes=*/p.bk);
+    Value descB32 = buildWgmmaDescriptor(
+        b, loc,
+        addI64(bBase, i64c(atom * p.bn * kWgmmaAtomRowBytes + inAtom - 32)));
+    acc = buildWgmmaSparseBF16(b, loc, descSp, descB32, sparseMeta[s], acc,
+                               p.wn);
   }
   return acc;
 }
@@ -955,31 +986,36 @@ void PrefillEmitter::mmaSparseStep(Value s, Value slot,
   Value spCol =
       mul(sparseChunkSwizzle(add(div(lane, 16), mul(s, 2)), lane), 8);
   Value aRow = add(warpRow, rem(lane, 16));
-  // Metadata of lanes q = 0, 1 (lanes 2, 3 load a copy, unused under
-  // sparsity selector 0): 16 logical columns 32s + 16q.. of rows g and
-  // g + 8, two bytes each.
-  Value metaCol = add(mul(s, 2), andI(q, 1));
-  Type i32t = b.getI32Type();
   for (int64_t i = 0; i < p.mTiles; ++i) {
     std::array<Value, 4> a =
         ldmatrixX4(spTile, ValueRange{slot, add(aRow, 16 * i), spCol});
-    Value row = add(add(warpRow, g), 16 * i);
-    Value lo = arith::ExtUIOp::create(
-        b, loc, i32t,
-        memref::LoadOp::create(b, loc, metaTile16,
-                               ValueRange{slot, row, metaCol}));
-    Value hi = arith::ExtUIOp::create(
-        b, loc, i32t,
-        memref::LoadOp::create(b, loc, metaTile16,
-                               ValueRange{slot, add(row, 8), metaCol}));
-    Value meta = arith::OrIOp::create(
-        b, loc, lo, arith::ShLIOp::create(b, loc, hi, i32(16)));
-    meta = arith::XOrIOp::create(b, loc, meta, i32(0x44444444));
+    Value meta = sparseMetadata(s, slot, add(warpRow, 16 * i));
     for (int64_t jn = 0; jn < p.nTiles; ++jn) {
       Value &c = acc[i * p.nTiles + jn];
       c = mmaSp(a, bw[jn], meta, c);
     }
   }
+}
+
+Value PrefillEmitter::sparseMetadata(Value s, Value slot, Value rows) {
+  // Lanes q = 0, 1 (lanes 2, 3 load a copy, unused under sparsity selector
+  // 0): 16 logical columns 32s + 16q.. of rows g and g + 8, two bytes
+  // each; stored XOR 0x44 (a zero-filled byte reads back as positions 0
+  // and 1 of zero values).
+  Value metaCol = add(mul(s, 2), andI(q, 1));
+  Type i32t = b.getI32Type();
+  Value row = add(rows, g);
+  Value lo = arith::ExtUIOp::create(
+      b, loc, i32t,
+      memref::LoadOp::create(b, loc, metaTile16,
+                             ValueRange{slot, row, metaCol}));
+  Value hi = arith::ExtUIOp::create(
+      b, loc, i32t,
+      memref::LoadOp::create(b, loc, metaTile16,
+                             ValueRange{slot, add(row, 8), metaCol}));
+  Value meta = arith::OrIOp::create(
+      b, loc, lo, arith::ShLIOp::create(b, loc, hi, i32(16)));
+  return arith::XOrIOp::create(b, loc, meta, i32(0x44444444));
 }
 
 SmallVector<Value> PrefillEmitter::mmaTileDispatch(Value tile, Value aView,
@@ -1423,8 +1459,12 @@ void PrefillEmitter::emit(gpu::GPUFuncOp func) {
         // The tensor cores work on tile kt while the threads dequantize
         // tile kt + 1 into the other buffer; the wait before the next
         // barrier frees tile kt's slots for the refills.
+        SmallVector<Value> sparseMeta;
+        if (p.sparse)
+          for (int64_t s = 0; s < p.bk / 32; ++s)
+            sparseMeta.push_back(sparseMetadata(idx(s), stage, warpRow));
         NVVM::WgmmaFenceAlignedOp::create(b, loc);
-        Value out = mmaTileWgmma(aBf16Slot, rem(kt, 2), acc[0]);
+        Value out = mmaTileWgmma(aBf16Slot, rem(kt, 2), acc[0], sparseMeta);
         NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
         dequantizeAhead();
         NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
@@ -1530,13 +1570,17 @@ static int64_t chooseWarpsK(const PrefillPlan &p) {
 /// mma = wgmma on sm_90a: the shared form on wgmma when its tiles fit the
 /// instruction (64-row warp groups, K atoms of 64, the CTA's warps a whole
 /// number of warp groups per 64 rows, each taking BN / wgN columns, a
-/// multiple of 8 up to 256). The 2:4 sparse lhs (wgmma.sp is not in the
-/// NVVM dialect), the 16-row tiles' K groups and macro partial sums keep
+/// multiple of 8 up to 256). The 2:4 sparse lhs goes to wgmma.sp (inline
+/// PTX, buildWgmmaSparseBF16) when its packed rows are 64 or 128 bytes
+/// (BK 64 or 128). The 16-row tiles' K groups and macro partial sums keep
 /// mma.sync.
 static void planWgmma(PrefillPlan &p, const GPUTarget &target) {
-  if (!target.hasWGMMA || !p.shared || p.sparse || p.warpsK != 1 ||
-      p.flushTiles || p.bm % 64 != 0 || p.bk % 64 != 0 ||
-      p.threads % 128 != 0)
+  if (!target.hasWGMMA || !p.shared || p.warpsK != 1 || p.flushTiles ||
+      p.bm % 64 != 0 || p.bk % 64 != 0 || p.threads % 128 != 0)
+    return;
+  // The sparse lhs' packed rows (BK bytes) must be a swizzle width the
+  // descriptor has (64 or 128 bytes: sparseChunkSwizzle's two patterns).
+  if (p.sparse && p.bk != 64 && p.bk != 128)
     return;
   int64_t groups = p.threads / 128, rowGroups = p.bm / 64;
   if (groups % rowGroups != 0)
@@ -1551,6 +1595,12 @@ static void planWgmma(PrefillPlan &p, const GPUTarget &target) {
   int64_t bStage = p.bn * p.bk / 2;
   int64_t aBufOffset = p.stages * (aStage + bStage);
   if (aBufOffset % kWgmmaSwizzleBytes != 0)
+    return;
+  // The packed sparse tiles follow the bf16 tiles (W4A16: no A buffer).
+  int64_t spOffset = aBufOffset + (p.w4a4 ? 2 * p.bm * p.bk * 2 : 0) +
+                     2 * p.bn * p.bk * 2;
+  if (p.sparse && (spOffset % kWgmmaSwizzleBytes != 0 ||
+                   (p.bm * p.bk) % kWgmmaSwizzleBytes != 0))
     return;
   p.wgmma = true;
   p.wgN = wgN;
@@ -1781,8 +1831,14 @@ int64_t mlir::fp4::prefillSharedBytes(int64_t bm, int64_t bn, int64_t bk,
 LogicalResult mlir::fp4::checkPrefillMatmulKernel(const MatmulKernelSpec &spec,
                                                   const GPUTarget &target,
                                                   GPUConfigAttr config,
-                                                  std::string &reason) {
-  return success(succeeded(setUpPrefill(spec, target, config, reason)));
+                                                  std::string &reason,
+                                                  bool *onWgmma) {
+  FailureOr<PrefillSetup> setup = setUpPrefill(spec, target, config, reason);
+  if (failed(setup))
+    return failure();
+  if (onWgmma)
+    *onWgmma = setup->plan.wgmma;
+  return success();
 }
 
 FailureOr<KernelPlan> mlir::fp4::buildPrefillMatmulKernel(

@@ -23,15 +23,17 @@ Value mlir::fp4::buildSharedAddress(OpBuilder &b, Location loc,
 }
 
 Value mlir::fp4::buildWgmmaDescriptor(OpBuilder &b, Location loc,
-                                      Value address) {
+                                      Value address, int64_t rowBytes) {
+  assert((rowBytes == 128 || rowBytes == 64) && "128- or 64-byte swizzle");
   // Bits 0-13: (address & 0x3FFFF) >> 4; 16-29: leading byte offset >> 4;
-  // 32-45: stride byte offset >> 4; 62-63: swizzle mode (1 = 128 bytes).
+  // 32-45: stride byte offset >> 4; 62-63: swizzle mode (1 = 128 bytes,
+  // 2 = 64 bytes).
   Value start = arith::ShRUIOp::create(
       b, loc, arith::AndIOp::create(b, loc, address, i64Const(b, loc, 0x3FFFF)),
       i64Const(b, loc, 4));
-  constexpr int64_t fixed = (int64_t{1} << 16) |
-                            (int64_t{kWgmmaSwizzleBytes >> 4} << 32) |
-                            (int64_t{1} << 62);
+  const int64_t mode = rowBytes == 128 ? 1 : 2;
+  const int64_t fixed = (int64_t{1} << 16) | ((8 * rowBytes >> 4) << 32) |
+                        (mode << 62);
   return arith::OrIOp::create(b, loc, start, i64Const(b, loc, fixed));
 }
 
@@ -65,6 +67,40 @@ Value mlir::fp4::buildWgmmaBF16(OpBuilder &b, Location loc, Value descA,
       NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
       NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col),
       /*satfinite=*/NVVM::MMAIntOverflowAttr());
+}
+
+Value mlir::fp4::buildWgmmaSparseBF16(OpBuilder &b, Location loc,
+                                      Value descA, Value descB, Value meta,
+                                      Value acc, int64_t n) {
+  assert(n % 8 == 0 && n >= 8 && n <= 256 && "wgmma N is 8..256, step 8");
+  const int64_t regs = n / 2;
+  // $0..$regs-1: D (tied to the accumulator inputs $regs..2 regs - 1),
+  // then descA, descB, metadata; selector 0, scale-d 1 (accumulate), A and
+  // B neither negated nor transposed (both K-major).
+  std::string text = "wgmma.mma_async.sp.sync.aligned.m64n" +
+                     std::to_string(n) + "k32.f32.bf16.bf16 {";
+  std::string constraints;
+  for (int64_t i = 0; i < regs; ++i) {
+    text += (i ? ", $" : "$") + std::to_string(i);
+    constraints += (i ? ",=f" : "=f");
+  }
+  text += "}, $" + std::to_string(2 * regs) + ", $" +
+          std::to_string(2 * regs + 1) + ", $" + std::to_string(2 * regs + 2) +
+          ", 0, 1, 1, 1, 0, 0;";
+  SmallVector<Value> operands;
+  for (int64_t i = 0; i < regs; ++i) {
+    constraints += "," + std::to_string(i);
+    operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
+  }
+  constraints += ",l,l,r";
+  llvm::append_range(operands, ValueRange{descA, descB, meta});
+  auto op = LLVM::InlineAsmOp::create(
+      b, loc, acc.getType(), operands, text, constraints,
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  return op.getResult(0);
 }
 
 SmallVector<Value> mlir::fp4::unpackWgmmaAccumulator(OpBuilder &b,

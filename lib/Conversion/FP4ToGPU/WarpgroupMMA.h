@@ -1,9 +1,10 @@
 //===- WarpgroupMMA.h - wgmma.mma_async building blocks ---------*- C++ -*-===//
 //
 // sm_90a's warp-group MMA for the prefill kernels: shared-memory matrix
-// descriptors for K-major bf16 tiles in the 128-byte swizzle, the
-// m64nNk16 bf16 -> f32 instruction, and the accumulator in the mma.sync
-// C-fragment form the kernels' epilogues already take.
+// descriptors for K-major bf16 tiles in the 128- and 64-byte swizzles, the
+// m64nNk16 bf16 -> f32 instruction and its 2:4-sparse m64nNk32 form, and
+// the accumulator in the mma.sync C-fragment form the kernels' epilogues
+// already take.
 //
 // Tile layout (what the descriptor describes). A K-major tile of R rows and
 // K bf16 is stored as K / 64 "atoms" [R][64] (one 128-byte line per row,
@@ -35,12 +36,15 @@ constexpr int64_t kWgmmaSwizzleBytes = 1024;
 /// workgroup-memory memref.
 Value buildSharedAddress(OpBuilder &b, Location loc, Value memref);
 
-/// wgmma matrix descriptor (i64) of a K-major bf16 tile in the 128-byte
-/// swizzle whose current k16 slice starts at shared byte address `address`
-/// (i64): start address >> 4, leading byte offset 1 (unused by K-major
-/// swizzled tiles), stride byte offset 1024 >> 4 (8-row groups), base
-/// offset 0 (atoms are 1024-byte aligned), swizzle mode 1 (128 bytes).
-Value buildWgmmaDescriptor(OpBuilder &b, Location loc, Value address);
+/// wgmma matrix descriptor (i64) of a K-major bf16 tile whose rows are
+/// `rowBytes` long (128: the 128-byte swizzle, mode 1; 64: the 64-byte
+/// swizzle, mode 2, 16-byte chunk c of row r at c ^ ((r >> 1) & 3), 8-row
+/// periods of 512 bytes) and whose current k slice starts at shared byte
+/// address `address` (i64): start address >> 4, leading byte offset 1
+/// (unused by K-major swizzled tiles), stride byte offset 8 rows, base
+/// offset 0 (every period starts on its own size).
+Value buildWgmmaDescriptor(OpBuilder &b, Location loc, Value address,
+                           int64_t rowBytes = kWgmmaAtomRowBytes);
 
 /// A zero accumulator of wgmma m64nNk16 f32: an LLVM struct of n / 2 f32.
 Value buildWgmmaZeroAccumulator(OpBuilder &b, Location loc, int64_t n);
@@ -51,6 +55,16 @@ Value buildWgmmaZeroAccumulator(OpBuilder &b, Location loc, int64_t n);
 /// commit / wait after it (the caller orders them).
 Value buildWgmmaBF16(OpBuilder &b, Location loc, Value descA, Value descB,
                      Value acc, int64_t n);
+
+/// wgmma.mma_async.sp.sync.aligned.m64n<n>k32.f32.bf16.bf16: A 2:4-sparse
+/// along K, its packed M x K/2 values K-major in shared memory (descA: the
+/// k32 step's 16 packed columns), B as buildWgmmaBF16 (descB: the step's
+/// 32 columns); `meta` (i32) is the sparsity metadata of this thread under
+/// selector 0, laid out per warp as mma.sp m16n8k32's (each warp of the
+/// group covers its 16 rows). Inline PTX: the NVVM dialect of LLVM 22 has
+/// no sparse wgmma. Same fencing as buildWgmmaBF16.
+Value buildWgmmaSparseBF16(OpBuilder &b, Location loc, Value descA,
+                           Value descB, Value meta, Value acc, int64_t n);
 
 /// The accumulator as n / 8 vector<4xf32>, the mma.sync C fragment of each
 /// n8 column tile: lane (g, q) of warp w of the warp group holds rows

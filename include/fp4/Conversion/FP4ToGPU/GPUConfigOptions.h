@@ -15,9 +15,9 @@
 //
 // An option that is not given leaves the selection's choice (the printed
 // defaults are #fp4.gpu_config's and the chip table's for sm_90); the
-// enum-valued ones (chip, prefill-dequant, and the image `format` of
-// GPUImageFormatOption) are llvm::cl enums, so a bad value fails at option
-// parsing with the list of valid ones.
+// enum-valued ones (chip, prefill-dequant, prefill-mma, prefill-residual
+// and the image `format` of GPUImageFormatOption) are llvm::cl enums, so a
+// bad value fails at option parsing with the list of valid ones.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +35,18 @@
 
 namespace mlir::fp4 {
 
+/// Where a prefill correction chain's 2:4 residual is multiplied: on the
+/// sparse tensor cores (its packed values and metadata, mma.sp or, on the
+/// wgmma form, wgmma.sp) or as a densified row group of the stacked lhs
+/// (on the wgmma form in the same accumulators, MatmulKernelSpec::
+/// lhsGroups; otherwise a row group with its own product).
+enum class GPUPrefillResidual { Sparse, Rows };
+
+inline llvm::raw_ostream &operator<<(llvm::raw_ostream &os,
+                                     GPUPrefillResidual form) {
+  return os << (form == GPUPrefillResidual::Sparse ? "sparse" : "rows");
+}
+
 /// Explicit kernel choices, each overriding the selection where set.
 struct GPUConfigOverrides {
   std::optional<int64_t> decodeMaxM;
@@ -44,6 +56,7 @@ struct GPUConfigOverrides {
       prefillWarpsM, prefillWarpsN, prefillStages;
   std::optional<GPUPrefillDequant> prefillDequant;
   std::optional<GPUPrefillMMA> prefillMMA;
+  std::optional<GPUPrefillResidual> prefillResidual;
   std::optional<int64_t> elementwiseThreads;
 };
 
@@ -186,6 +199,19 @@ struct GPUConfigOptionSet {
                 clEnumValN(GPUPrefillMMA::WGMMA, "wgmma",
                            "sm_90a warp-group MMA (the shared form's dense "
                            "products with 64-row warp groups)"))),
+        prefillResidual(
+            owner, "prefill-residual",
+            llvm::cl::desc("Prefill correction chains: where the 2:4 "
+                           "residual is multiplied (default: sparse where "
+                           "the sparse product takes the chain)"),
+            llvm::cl::init(GPUPrefillResidual::Sparse),
+            llvm::cl::values(
+                clEnumValN(GPUPrefillResidual::Sparse, "sparse",
+                           "packed 2:4 values on the sparse tensor cores "
+                           "(mma.sp, or wgmma.sp on the wgmma form)"),
+                clEnumValN(GPUPrefillResidual::Rows, "rows",
+                           "a densified row group of the stacked lhs (on "
+                           "the wgmma form in the same accumulators)"))),
         elementwiseThreads(
             owner, "elementwise-threads",
             llvm::cl::desc("Quantize/dequantize: threads per "
@@ -238,6 +264,7 @@ struct GPUConfigOptionSet {
     fn(set.prefillStages, o.prefillStages);
     fn(set.prefillDequant, o.prefillDequant);
     fn(set.prefillMMA, o.prefillMMA);
+    fn(set.prefillResidual, o.prefillResidual);
     fn(set.elementwiseThreads, o.elementwiseThreads);
   }
 
@@ -250,6 +277,7 @@ struct GPUConfigOptionSet {
       prefillWarpsN, prefillStages;
   EnumOpt<GPUPrefillDequant> prefillDequant;
   EnumOpt<GPUPrefillMMA> prefillMMA;
+  EnumOpt<GPUPrefillResidual> prefillResidual;
   Opt<int64_t> elementwiseThreads;
 };
 
