@@ -43,7 +43,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(HERE, "kernels"))
     ap.add_argument("--only", nargs="*")
-    ap.add_argument("--options", default="")
+    ap.add_argument("--options", default="",
+                    help="more fp4-pipeline-nvvm options for every kernel, "
+                         "recipes included (e.g. prefill-residual=sparse)")
     ap.add_argument("--chip", default="sm_90",
                     help="target chip of every kernel (sm_90a: the prefill "
                          "kernels on wgmma)")
@@ -65,12 +67,12 @@ def main():
                 continue
             gpu_recipes.build(case, os.path.join(args.out, "recipes",
                                                  case["name"]),
-                              fp4_opt, fp4_run, args.chip)
+                              fp4_opt, fp4_run, args.chip, args.options)
             print(case["name"], flush=True)
         for case in gpu_recipes.BENCH_CASES:
             d = os.path.join(args.out, "recipes", case["name"])
             gpu.compile(gpu_recipes.bench_mlir(case), chip=args.chip, out_dir=d,
-                        options="format=isa")
+                        options=("format=isa " + args.options).strip())
             # The input holds the folded-weight constants of some rows
             # (tens of MB): the device needs only the kernels.
             os.remove(os.path.join(d, "input.mlir"))

@@ -236,9 +236,10 @@ def run(cmd, **kw):
 HOST_OP = re.compile(r'"?fp4\.(rotate|permute|split_outliers|split_channels|residual|quantize|dequantize|matmul|correction_matmul)"?[ (]')
 
 
-def build(case, out, fp4_opt, fp4_run, chip="sm_90"):
+def build(case, out, fp4_opt, fp4_run, chip="sm_90", options=""):
     """Compiles one check case into `out` for `chip` (see the module
-    comment)."""
+    comment); `options`: more fp4-pipeline-nvvm options (e.g.
+    prefill-residual=sparse)."""
     sys.path.insert(0, os.path.join(ROOT, "python"))
     from fp4 import ir
     os.makedirs(out, exist_ok=True)
@@ -257,7 +258,8 @@ def build(case, out, fp4_opt, fp4_run, chip="sm_90"):
     run([fp4_opt, src, quant] + [p.format(cal=cal) for p in passes] +
         ["-canonicalize", "-o", transformed])
     # Nothing may stay on the host.
-    r = run([fp4_opt, transformed, f"-convert-fp4-to-gpu=chip={chip}"])
+    r = run([fp4_opt, transformed,
+             f"-convert-fp4-to-gpu=chip={chip} {options}".strip()])
     host = [l.strip() for l in r.stdout.splitlines()
             if HOST_OP.search(l) and "fp4.launch_plan" not in l and "fp4.gpu_manifest" not in l]
     if host or "stays on the host" in r.stderr:
@@ -274,7 +276,7 @@ def build(case, out, fp4_opt, fp4_run, chip="sm_90"):
     run([fp4_opt, generic_debug, "-o", debug])
     run([sys.executable, fp4_run, "build", debug, "-o",
          os.path.join(out, "model.so"), "--fp4-opt", fp4_opt,
-         "--chip", chip])
+         "--chip", chip] + (["--pipeline-opts", options] if options else []))
     cpu = run([fp4_opt, debug, "-fp4-pipeline-cpu"]).stdout
     engine = ir.ExecutionEngine(ir.Context().parse_module(cpu), opt_level=2)
     results = engine.invoke("linear", x, w,

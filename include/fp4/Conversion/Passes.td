@@ -112,15 +112,14 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
     gets a remark saying why at its first product. A decode-sized chain with correction terms from the
     chip's `correctionPrefillMinM` rows (9) runs on the prefill kernel's
     medium class when that kernel takes it, unless `decode-max-m` is given.
-    At prefill sizes a chain's 2:4 activation residual runs on sparse
-    tensor cores inside the one prefill kernel (`wgmma.mma_async.sp` on the
-    wgmma form, else `mma.sp`); with `prefill-residual=rows`, or where the
-    sparse kernel is not on the wgmma form but the grouped one is, all of
-    the chain's activation row groups (the 2:4 residual densified) go into
-    one wgmma product's accumulators; where neither runs (K not a multiple
-    of 32, a chip targeting PTX below 8.5, the register form of the prefill
-    kernel) the residual stays a stacked dense row group, with a remark
-    saying why. The format-specific parts
+    At prefill sizes on the wgmma form all of a chain's activation row
+    groups (the 2:4 residual densified) go into one product's accumulators;
+    otherwise (or with `prefill-residual=sparse`) a chain's 2:4 activation
+    residual runs on sparse tensor cores inside the one prefill kernel
+    (`mma.sp`, or `wgmma.mma_async.sp` on the wgmma form); where neither
+    runs (K not a multiple of 32, a chip targeting PTX below 8.5, the
+    register form of the prefill kernel) the residual stays a stacked dense
+    row group, with a remark saying why. The format-specific parts
     of the kernels come from each scheme's SchemeGPULoweringAttrInterface
     model. An unknown chip or enum value fails at option parsing with the
     valid values; `native-fp4` on a chip without FP4 instructions (or where

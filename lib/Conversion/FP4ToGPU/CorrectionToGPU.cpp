@@ -78,15 +78,13 @@ constexpr int64_t kStagedSumKUnroll = 512;
 /// on the sparse tensor cores (mma.sp, or wgmma.sp on the wgmma form) into
 /// the dense product's accumulators, from the same dequantized weight tile
 /// (MatmulKernelSpec::sparseLhs). Returns the product's spec (arguments
-/// not yet added) when both kernels take the chain, and sets `onWgmma` to
-/// the kernel's form, else none: the chain then keeps the stacked rows,
-/// and `why` says why when the chain has a prefill residual that could
-/// have gone there.
+/// not yet added) when both kernels take the chain, else none: the chain
+/// then keeps the stacked rows, and `why` says why when the chain has a
+/// prefill residual that could have gone there.
 static std::optional<MatmulKernelSpec>
 sparsePrefillSpec(const FusedCorrectionChain &chain,
                   const FusedActivationPrep &prep, const GPUTarget &target,
-                  GPUConfigAttr prefillConfig, std::string &why,
-                  bool &onWgmma) {
+                  GPUConfigAttr prefillConfig, std::string &why) {
   if (chain.decode || !prep.residual || chain.groups.size() != 2 ||
       !chain.groups[0].dense || chain.groups[1].dense ||
       chain.groups[1].values != ResidualOp(prep.residual).getValues())
@@ -104,8 +102,7 @@ sparsePrefillSpec(const FusedCorrectionChain &chain,
   if (chain.weightValues)
     spec.weightEntries = prefillEntriesSpec(chain, chain.m).weightEntries;
   spec.sparseLhs = true;
-  if (failed(checkPrefillMatmulKernel(spec, target, prefillConfig, why,
-                                      &onWgmma)))
+  if (failed(checkPrefillMatmulKernel(spec, target, prefillConfig, why)))
     return std::nullopt;
   return spec;
 }
@@ -671,28 +668,25 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     std::string noPrep;
     FailureOr<FusedActivationPrep> prep = analyzeActivationPrep(chain, noPrep);
     // Decided before any IR changes (both kernels were asked). The 2:4
-    // residual's product: on the sparse tensor cores (its packed values)
-    // where a kernel takes it, and on wgmma.sp before the wgmma form's
-    // grouped rows (a sparse k32 step costs the tensor time of one dense
-    // k16 step, the residual's densified rows two); the grouped rows
-    // before mma.sp (docs/perf/prefill_groups_2026-12-04.txt). The option
-    // prefill-residual=rows keeps the rows.
-    std::optional<MatmulKernelSpec> groupedSpec =
-        groupedPrefillSpec(chain, hooks.target, hooks.options);
+    // residual's product (option prefill-residual): `rows` multiplies it
+    // densified, as a row group (on the wgmma form in the same
+    // accumulators); `sparse` packed on the sparse tensor cores (wgmma.sp
+    // on the wgmma form, else mma.sp). Not given: the row groups where the
+    // wgmma form takes them (faster than mma.sp on the H200:
+    // docs/perf/prefill_groups_2026-12-04.txt), else the sparse product.
+    // wgmma.sp is not the default until it has run on the hardware.
+    std::optional<GPUPrefillResidual> form = hooks.options.prefillResidual;
+    std::optional<MatmulKernelSpec> groupedSpec;
+    if (form != GPUPrefillResidual::Sparse)
+      groupedSpec = groupedPrefillSpec(chain, hooks.target, hooks.options);
     std::optional<MatmulKernelSpec> sparseSpec;
     std::string notSparse;
-    bool sparseOnWgmma = false;
-    if (succeeded(prep) &&
-        hooks.options.prefillResidual != GPUPrefillResidual::Rows)
+    if (succeeded(prep) && !groupedSpec && form != GPUPrefillResidual::Rows)
       sparseSpec = sparsePrefillSpec(
           chain, *prep, hooks.target,
           selectPrefillConfig(rewriter.getContext(), hooks.target, chain.m,
                               hooks.options, /*sparseLhs=*/true),
-          notSparse, sparseOnWgmma);
-    if (sparseSpec && groupedSpec && !sparseOnWgmma)
-      sparseSpec.reset();
-    if (sparseSpec)
-      groupedSpec.reset();
+          notSparse);
     if (!sparseSpec && !groupedSpec && !notSparse.empty() && hooks.remarks)
       end->emitRemark() << "the 2:4 residual runs as stacked dense rows, "
                            "not on the sparse tensor cores: "

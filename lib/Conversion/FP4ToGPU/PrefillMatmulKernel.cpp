@@ -1831,14 +1831,8 @@ int64_t mlir::fp4::prefillSharedBytes(int64_t bm, int64_t bn, int64_t bk,
 LogicalResult mlir::fp4::checkPrefillMatmulKernel(const MatmulKernelSpec &spec,
                                                   const GPUTarget &target,
                                                   GPUConfigAttr config,
-                                                  std::string &reason,
-                                                  bool *onWgmma) {
-  FailureOr<PrefillSetup> setup = setUpPrefill(spec, target, config, reason);
-  if (failed(setup))
-    return failure();
-  if (onWgmma)
-    *onWgmma = setup->plan.wgmma;
-  return success();
+                                                  std::string &reason) {
+  return success(succeeded(setUpPrefill(spec, target, config, reason)));
 }
 
 FailureOr<KernelPlan> mlir::fp4::buildPrefillMatmulKernel(

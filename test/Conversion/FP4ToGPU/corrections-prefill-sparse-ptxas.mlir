@@ -6,21 +6,30 @@
 // RUN: rm -rf %t && fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90 format=isa export-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PTX < %t/fp4_kernels.ptx
 // RUN: %ptxas -arch=sm_90 -v %t/fp4_kernels.ptx -o /dev/null 2>&1 | FileCheck %s --check-prefix=PTXAS
-// On sm_90a (mma = wgmma) the residual's packed values go to wgmma.sp
-// (inline PTX): per k32 step two dense wgmma k16 and one sparse wgmma k32
-// into the same accumulators, the weight outliers in its weight tile; no
-// mma.sp, no mma.sync, 0 spills, and no warpgroup.arrive that ptxas had to
-// inject (the metadata registers are loaded before the wgmma fence).
-// RUN: rm -rf %t.a && fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90a format=isa export-dir=%t.a" -o /dev/null
+// With prefill-residual=sparse on sm_90a (mma = wgmma) the residual's
+// packed values go to wgmma.sp (inline PTX): per k32 step two dense wgmma
+// k16 and one sparse wgmma k32 into the same accumulators, the weight
+// outliers in its weight tile; no mma.sp, no mma.sync, 0 spills, and no
+// warpgroup.arrive that ptxas had to inject (the metadata registers are
+// loaded before the wgmma fence).
+// RUN: rm -rf %t.a && fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90a prefill-residual=sparse format=isa export-dir=%t.a" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PTX90A < %t.a/fp4_kernels.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.a/fp4_kernels.ptx -o /dev/null 2>&1 | FileCheck %s --check-prefix=PTXAS90A
 // RUN: FileCheck %s --check-prefix=JSON90A < %t.a/kernels.json
-// With prefill-residual=rows the chain is one wgmma product of the stacked
-// row groups (Q(x) with its outliers, the densified residual).
-// RUN: rm -rf %t.r && fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90a prefill-residual=rows format=isa export-dir=%t.r" -o /dev/null
+// By default (and with prefill-residual=rows) the sm_90a chain is one wgmma
+// product of the stacked row groups (Q(x) with its outliers, the
+// densified residual).
+// RUN: rm -rf %t.r && fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90a format=isa export-dir=%t.r" -o /dev/null
 // RUN: FileCheck %s --check-prefix=ROWS < %t.r/fp4_kernels.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.r/fp4_kernels.ptx -o /dev/null 2>&1 | FileCheck %s --check-prefix=PTXAS90A
 // RUN: FileCheck %s --check-prefix=JSONROWS < %t.r/kernels.json
+// RUN: rm -rf %t.rr && fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90a prefill-residual=rows format=isa export-dir=%t.rr" -o /dev/null
+// RUN: FileCheck %s --check-prefix=JSONROWS < %t.rr/kernels.json
+// On sm_90 prefill-residual=rows keeps the residual a stacked dense row
+// group: the prefill product of the stacked rows, then the row groups'
+// epilogue.
+// RUN: rm -rf %t.s && fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90 prefill-residual=rows format=isa export-dir=%t.s" -o /dev/null
+// RUN: FileCheck %s --check-prefix=ROWS90 < %t.s/kernels.json
 
 // PTX: .version 8.5
 // PTX: .entry fp4_matmul_2(
@@ -57,6 +66,9 @@
 // ROWS-LABEL: .entry fp4_quantize_3(
 // JSONROWS: "variant": "activation_prep_mxfp4_top2_residual"
 // JSONROWS: "variant": "prefill_w4a16_smem_entries_groups2_wgmma"
+// ROWS90: "variant": "activation_prep_mxfp4_top2_residual"
+// ROWS90: "variant": "prefill_w4a16_smem_entries"
+// ROWS90: "variant": "stacked_epilogue"
 
 func.func @full_recipe_256(%x: tensor<256x256xbf16>, %w: tensor<256x256xbf16>) -> tensor<256x256xf32> {
   %rest, %xv, %xi = fp4.split_outliers %x block 32 top 2 : tensor<256x256xbf16> -> tensor<256x8x2xbf16>, tensor<256x8x2xi8>

@@ -39,7 +39,8 @@ namespace mlir::fp4 {
 /// sparse tensor cores (its packed values and metadata, mma.sp or, on the
 /// wgmma form, wgmma.sp) or as a densified row group of the stacked lhs
 /// (on the wgmma form in the same accumulators, MatmulKernelSpec::
-/// lhsGroups; otherwise a row group with its own product).
+/// lhsGroups; otherwise a row group with its own product). Not given: the
+/// row groups on the wgmma form, the sparse product otherwise.
 enum class GPUPrefillResidual { Sparse, Rows };
 
 inline llvm::raw_ostream &operator<<(llvm::raw_ostream &os,
@@ -202,8 +203,8 @@ struct GPUConfigOptionSet {
         prefillResidual(
             owner, "prefill-residual",
             llvm::cl::desc("Prefill correction chains: where the 2:4 "
-                           "residual is multiplied (default: sparse where "
-                           "the sparse product takes the chain)"),
+                           "residual is multiplied (default: rows on the "
+                           "wgmma form, else sparse)"),
             llvm::cl::init(GPUPrefillResidual::Sparse),
             llvm::cl::values(
                 clEnumValN(GPUPrefillResidual::Sparse, "sparse",

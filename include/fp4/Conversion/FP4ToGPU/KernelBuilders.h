@@ -190,13 +190,11 @@ buildPrefillMatmulKernel(OpBuilder &builder, Location loc,
                          GPUConfigAttr config, std::string &reason);
 /// Whether buildPrefillMatmulKernel takes `spec` (its arguments aside)
 /// under `config`, without building anything: for plans that must decide
-/// before they change the IR. `onWgmma`, where given, is set to whether the
-/// kernel would issue its products on wgmma (its form under `config`).
+/// before they change the IR.
 LogicalResult checkPrefillMatmulKernel(const MatmulKernelSpec &spec,
                                        const GPUTarget &target,
                                        GPUConfigAttr config,
-                                       std::string &reason,
-                                       bool *onWgmma = nullptr);
+                                       std::string &reason);
 
 /// Shared memory bytes of the prefill kernel's layout for a bm x bn x bk
 /// tile of `stages` stages: the cp.async ring of A (bf16, or codes for
