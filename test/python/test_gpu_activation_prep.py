@@ -131,10 +131,17 @@ CASES = [
 ]
 
 
+# decode-outliers=tail: the decode kernel multiplies the weight outliers
+# after its main loop (runs of a row's entries per lane: one masked entry
+# per lane at K = 128, whole 8-entry vector runs at K = 4096).
+TAIL_CASES = [c for c in CASES if c[4] and c[0] * c[6] * 4 <= 32 * 1024]
+
+
 @pytest.mark.parametrize(
-    "m,rotate,split,residual,weight_outliers,rotated,k", CASES)
+    "m,rotate,split,residual,weight_outliers,rotated,k,tail",
+    [c + (False,) for c in CASES] + [c + (True,) for c in TAIL_CASES])
 def test_activation_prep(m, rotate, split, residual, weight_outliers, rotated,
-                         k):
+                         k, tail):
     n = 37
     rng = np.random.default_rng(300 + m)
     x = ref.round_to_bf16(rng.standard_normal((m, k)).astype(np.float32))
@@ -166,8 +173,12 @@ def test_activation_prep(m, rotate, split, residual, weight_outliers, rotated,
     return_parts = m % 2 == 1
     kernels, manifest = compile_op(
         recipe_mlir(m, n, k, rotate, split, residual, weight_outliers, rotated,
-                    return_parts=return_parts))
+                    return_parts=return_parts),
+        options="decode-outliers=tail" if tail else "")
     stems = [l["name"].rsplit("_", 1)[0] for l in manifest]
+    if tail:
+        assert any(l["variant"] == "decode_w4a16_epilogue_tail"
+                   for l in manifest), [l["variant"] for l in manifest]
     products = 2 if m * len(parts) > 32 else 1
     # One decode product does the epilogue itself unless its weight
     # outliers' [K, M] activation sum exceeds the 32 KB it stages.

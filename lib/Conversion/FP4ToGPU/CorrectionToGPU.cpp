@@ -200,6 +200,8 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
     epilogue.outlierBlockSize = chain.weightBlockSize;
     epilogue.outlierEntries = valuesType.getShape().back();
     epilogue.outlierValuesType = valuesType.getElementType();
+    epilogue.outlierTail =
+        options.decodeOutliers == GPUDecodeOutliers::Tail;
   }
   if (chain.outerAcc)
     epilogue.accElementType =
@@ -214,11 +216,13 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   // short K would run masked ones), and for at most 2 entries per
   // 32-element unit: top-4 measured slower at 512 (outlier_k4, same
   // shape: 34.8 us against 31.4, docs/perf/gpu_all_2026-12-04_s9.txt).
+  // The tail form's loop is the plain product's: the default unroll.
   GPUConfigOverrides overrides = options;
   int64_t unitEntries =
       epilogue.outlierEntries * (chain.weightBlockSize == 16 ? 2 : 1);
-  if (chain.weightValues && !overrides.decodeKUnroll &&
-      k % (2 * kStagedSumKUnroll) == 0 && unitEntries <= 2)
+  if (chain.weightValues && !epilogue.outlierTail &&
+      !overrides.decodeKUnroll && k % (2 * kStagedSumKUnroll) == 0 &&
+      unitEntries <= 2)
     overrides.decodeKUnroll = kStagedSumKUnroll;
   launches.push_back({spec, overrides});
   return launches;

@@ -185,6 +185,8 @@ struct FusedEpilogue {
   Value staged;
 
   bool hasOutliers() const { return spec.outlierEntries > 0; }
+  /// The outliers' product inside the main loop (else its tail phase).
+  bool outliersInLoop() const { return hasOutliers() && !spec.outlierTail; }
   /// Outlier entries of one weight row in a lane's 32-element unit: one
   /// block's (a block of 32 or more holds the unit), or two blocks' (16).
   int64_t entriesPerUnit() const {
@@ -297,6 +299,11 @@ private:
   SmallVector<Value> emitGroup(ValueRange acc, Value firstChunk, int64_t count,
                                bool masked);
   void addOutlierProducts(const ChunkLoads &loads, MutableArrayRef<Value> out);
+  /// The tail form (FusedEpilogue::outliersInLoop false): after the main
+  /// loop, the weight outliers' product of the CTA's rows into
+  /// `outlierStage` ([rows][CTA rows] f32) for the final pass.
+  void emitOutlierTail(gpu::GPUFuncOp func);
+  Value outlierStage;
 
   // Epilogue.
   Value finalScale();
@@ -322,7 +329,7 @@ private:
   int64_t numAcc() const { return cfg.rowTiles * cfg.nTiles * 2 * 4; }
   /// Weight-outlier sums per lane: [rowTile * 2 + half][result row].
   int64_t numOutlierAcc() const {
-    return epi && epi->hasOutliers() ? 2 * cfg.rowTiles * epi->rows : 0;
+    return epi && epi->outliersInLoop() ? 2 * cfg.rowTiles * epi->rows : 0;
   }
   bool hasMacro() const {
     return weight.macroBlock != 0 || (lhsQ && lhsQ->macroBlock != 0);
@@ -424,7 +431,7 @@ void DecodeKernelEmitter::loadWeightChunk(ChunkLoads &loads, Value chunk,
     loads.weightScales.push_back(loadScaleBytes(weight, row, k0, valid));
     if (weight.macroBlock)
       loads.weightMacro.push_back(loadMacroFactor(weight, row, chunk));
-    if (epi && epi->hasOutliers())
+    if (epi && epi->outliersInLoop())
       loadOutlierEntries(loads, row, k0, valid);
   }
 }
@@ -479,7 +486,7 @@ ChunkLoads DecodeKernelEmitter::loadChunk(Value chunk, bool masked) {
 
 int64_t DecodeKernelEmitter::numFlatWeightValues() const {
   int64_t perRow = 4 + weight.scalesPerUnit() + (weight.macroBlock ? 1 : 0);
-  if (epi && epi->hasOutliers())
+  if (epi && epi->outliersInLoop())
     perRow += 2 * epi->entriesPerUnit();
   return static_cast<int64_t>(weightRows.size()) * perRow;
 }
@@ -492,7 +499,7 @@ DecodeKernelEmitter::flattenWeights(const ChunkLoads &loads) const {
     llvm::append_range(flat, loads.weightScales[r]);
     if (weight.macroBlock)
       flat.push_back(loads.weightMacro[r]);
-    if (epi && epi->hasOutliers()) {
+    if (epi && epi->outliersInLoop()) {
       llvm::append_range(flat, loads.outlierValues[r]);
       llvm::append_range(flat, loads.outlierIndices[r]);
     }
@@ -515,7 +522,7 @@ ChunkLoads DecodeKernelEmitter::unflattenWeights(Value chunk,
     pos += scales;
     if (weight.macroBlock)
       loads.weightMacro.push_back(flat[pos++]);
-    if (epi && epi->hasOutliers()) {
+    if (epi && epi->outliersInLoop()) {
       int64_t count = epi->entriesPerUnit();
       loads.outlierValues.emplace_back(flat.begin() + pos,
                                        flat.begin() + pos + count);
@@ -728,6 +735,116 @@ void DecodeKernelEmitter::addOutlierProducts(const ChunkLoads &loads,
         }
       }
     }
+}
+
+void DecodeKernelEmitter::emitOutlierTail(gpu::GPUFuncOp func) {
+  // Warp w takes the CTA's rows w, w + warps, ...; lane l of a row the run
+  // of entries l * per .. l * per + per - 1 of the row's [blocks x entries]
+  // (contiguous in [N, blocks, entries]: one vector load per operand where
+  // the runs are whole and aligned), each gathered from the staged
+  // activation sum at its column; a butterfly over the warp finishes the
+  // row's sum per result row, which lane 0 leaves in the outlier stage.
+  // All of the warp's loads are issued before the first gather.
+  const int64_t bs = epi->spec.outlierBlockSize;
+  const int64_t perBlock = epi->spec.outlierEntries;
+  const int64_t rows = epi->rows, perCTA = cfg.rowsPerCTA();
+  const int64_t perRow = cfg.k / bs * perBlock;
+  const int64_t per = llvm::divideCeil(perRow, int64_t{32});
+  const int64_t rowsPerWarp = llvm::divideCeil(perCTA, cfg.warps);
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  outlierStage = func.addWorkgroupAttribution(
+      MemRefType::get({rows * perCTA}, b.getF32Type(),
+                      MemRefLayoutAttrInterface(), workgroup),
+      loc);
+  // [N, blocks, entries] as [N, blocks * entries].
+  auto flat = [&](Value memref) -> Value {
+    SmallVector<ReassociationIndices> groups = {{0}, {1, 2}};
+    return memref::CollapseShapeOp::create(b, loc, memref, groups);
+  };
+  Value values = flat(epi->outlierValues);
+  Value indices = flat(epi->outlierIndices);
+  // Whole runs of a multiple of 8 entries (or a power of two below): vector
+  // loads of up to 8 (the common K = 4096, top-2 of 32 case: 8 entries,
+  // 16 + 8 bytes per lane); otherwise one masked load per entry.
+  const int64_t piece = std::min<int64_t>(per, 8);
+  const bool vectorRuns = perRow == 32 * per && per % piece == 0 &&
+                          llvm::isPowerOf2_64(piece);
+  // Rows whose loads are in flight together: at most 64 entries per lane
+  // (a top-4 row of K = 4096 is 16 per lane), so that the registers stay
+  // near the main loop's.
+  const int64_t batch = std::max<int64_t>(1, 64 / per);
+  Value first = mul(lane, per);
+  struct RowLoads {
+    Value local, row, ok;
+    SmallVector<Value> values, indices;
+    SmallVector<Value> valid;
+  };
+  for (int64_t j0 = 0; j0 < rowsPerWarp; j0 += batch) {
+  SmallVector<RowLoads> loads;
+  for (int64_t j = j0; j < std::min(rowsPerWarp, j0 + batch); ++j) {
+    RowLoads r;
+    r.local = add(warp, j * cfg.warps);
+    Value row = add(mul(rowCTA, perCTA), r.local);
+    r.ok = arith::AndIOp::create(b, loc, ult(r.local, idx(perCTA)),
+                                 ult(row, idx(cfg.n)));
+    r.row = minIdx(row, cfg.n - 1);
+    if (vectorRuns) {
+      for (int64_t i = 0; i < per; i += piece) {
+        Value at[] = {r.row, add(first, i)};
+        llvm::append_range(r.values,
+                           loadElements(b, loc, values, at, piece));
+        llvm::append_range(r.indices,
+                           loadElements(b, loc, indices, at, piece));
+      }
+    } else {
+      for (int64_t i = 0; i < per; ++i) {
+        Value e = add(first, i);
+        r.valid.push_back(ult(e, idx(perRow)));
+        Value at[] = {r.row, minIdx(e, perRow - 1)};
+        r.values.push_back(memref::LoadOp::create(b, loc, values, at));
+        r.indices.push_back(memref::LoadOp::create(b, loc, indices, at));
+      }
+    }
+    loads.push_back(std::move(r));
+  }
+  for (const RowLoads &r : loads) {
+    SmallVector<Value> sums(rows, f32(0.0f));
+    for (int64_t i = 0; i < per; ++i) {
+      Value value = r.values[i];
+      if (!value.getType().isF32())
+        value = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+      if (!r.valid.empty())
+        value = select(r.valid[i], value, f32(0.0f));
+      Value e = minIdx(add(first, i), perRow - 1);
+      // An index is < the block size by the op's contract; clamping keeps
+      // a corrupt one inside the staged sum.
+      Value index = minIdx(arith::IndexCastUIOp::create(
+                               b, loc, b.getIndexType(), r.indices[i]),
+                           bs - 1);
+      Value column = add(mul(div(e, perBlock), bs), index);
+      for (int64_t m = 0; m < rows; ++m) {
+        Value x = memref::LoadOp::create(b, loc, epi->staged,
+                                         ValueRange{add(mul(column, rows), m)});
+        sums[m] = arith::AddFOp::create(
+            b, loc, sums[m], arith::MulFOp::create(b, loc, value, x));
+      }
+    }
+    for (Value &v : sums)
+      for (int64_t offset : {16, 8, 4, 2, 1})
+        v = arith::AddFOp::create(b, loc, v, shuffleXor(b, loc, v, offset));
+    Value store = arith::AndIOp::create(
+        b, loc, r.ok,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                              idx(0)));
+    Value local = minIdx(r.local, perCTA - 1);
+    emitIf(b, loc, store, [&](OpBuilder &, Location) {
+      for (int64_t m = 0; m < rows; ++m)
+        memref::StoreOp::create(b, loc, sums[m], outlierStage,
+                                ValueRange{add(mul(idx(m), perCTA), local)});
+    });
+  }
+  }
 }
 
 SmallVector<Value> DecodeKernelEmitter::emitGroup(ValueRange acc,
@@ -992,7 +1109,7 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
   if (epi) {
     for (Value &v : sums)
       v = scaled(v);
-    if (epi->hasOutliers())
+    if (epi->outliersInLoop())
       addOutlierSums(sums, ArrayRef<Value>(acc).drop_front(numAcc()));
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                                 gpu::AddressSpace::Workgroup);
@@ -1007,13 +1124,20 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
     else
       storeResult(scaled(v), sumIndex, sumLane);
   };
+  // The fused epilogue's last steps: the tail form's outlier product once
+  // the main loop's sums are staged (their registers free again), then
+  // the pass over the stage.
+  auto finalPass = [&] {
+    if (epi->hasOutliers() && !epi->outliersInLoop())
+      emitOutlierTail(func);
+    gpu::BarrierOp::create(b, loc);
+    emitFinalPass(stage, tid);
+  };
   if (cfg.kWarps == 1) {
     for (int64_t i = 0; i < perLane; ++i)
       finished(sums[i], idx(i), lane);
-    if (epi) {
-      gpu::BarrierOp::create(b, loc);
-      emitFinalPass(stage, tid);
-    }
+    if (epi)
+      finalPass();
     return;
   }
 
@@ -1061,10 +1185,8 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
     b.setInsertionPointToStart(ifOp.thenBlock());
     finish();
   }
-  if (epi) {
-    gpu::BarrierOp::create(b, loc);
-    emitFinalPass(stage, tid);
-  }
+  if (epi)
+    finalPass();
 }
 
 void DecodeKernelEmitter::addOutlierSums(MutableArrayRef<Value> sums,
@@ -1146,6 +1268,11 @@ void DecodeKernelEmitter::emitFinalPass(Value stage, Value tid) {
         total = total ? arith::AddFOp::create(b, loc, total, part).getResult()
                       : part;
       }
+      if (outlierStage)
+        total = arith::AddFOp::create(
+            b, loc, total,
+            memref::LoadOp::create(b, loc, outlierStage,
+                                   ValueRange{add(mul(m, perCTA), local)}));
       memref::StoreOp::create(b, loc, roundFromF32(b, loc, total, resultType),
                               result, ValueRange{m, row});
     });
@@ -1475,6 +1602,8 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
   launch.variant = lhsQ ? "decode_w4a4" : "decode_w4a16";
   if (epi)
     launch.variant += "_epilogue";
+  if (epi && epi->hasOutliers() && !epi->outliersInLoop())
+    launch.variant += "_tail";
   for (const KernelArg &arg : mainArgs)
     launch.argNames.push_back(arg.name);
   plan.launches.push_back(launch);

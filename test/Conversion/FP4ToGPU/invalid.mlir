@@ -8,6 +8,7 @@
 // RUN: not fp4-opt %s -fp4-pipeline-nvvm="prefill-dequant=global" 2>&1 | FileCheck %s --check-prefix=DEQUANT
 // RUN: not fp4-opt %s -convert-fp4-to-gpu="prefill-mma=mma_sync" 2>&1 | FileCheck %s --check-prefix=MMA
 // RUN: not fp4-opt %s -fp4-pipeline-nvvm="prefill-residual=dense" 2>&1 | FileCheck %s --check-prefix=RESIDUAL
+// RUN: not fp4-opt %s -convert-fp4-to-gpu="decode-outliers=epilogue" 2>&1 | FileCheck %s --check-prefix=OUTLIERS
 // RUN: not fp4-opt %s -convert-fp4-to-gpu="chip=sm_90 prefill-mma=wgmma" 2>&1 | FileCheck %s --check-prefix=WGMMA90
 // RUN: not fp4-opt %s -fp4-pipeline-nvvm="chip=sm_80 prefill-mma=wgmma" 2>&1 | FileCheck %s --check-prefix=WGMMA80
 // The image format is an enum too (GPUImageFormatOption), in the pipeline
@@ -49,6 +50,7 @@ module {
 // DEQUANT: for the --prefill-dequant option: 'global' is not a valid value; valid: shared, registers
 // MMA: for the --prefill-mma option: 'mma_sync' is not a valid value; valid: sync, wgmma
 // RESIDUAL: for the --prefill-residual option: 'dense' is not a valid value; valid: sparse, rows
+// OUTLIERS: for the --decode-outliers option: 'epilogue' is not a valid value; valid: loop, tail
 // WGMMA90: convert-fp4-to-gpu: the options give gpu_config #fp4.gpu_config<family = prefill, mma = wgmma>: mma = wgmma needs a chip with warp-group MMA (sm_90a); sm_90 has none
 // WGMMA80: convert-fp4-to-gpu: the options give gpu_config #fp4.gpu_config<family = prefill, mma = wgmma>: mma = wgmma needs a chip with warp-group MMA (sm_90a); sm_80 has none
 // FORMAT: invalid options for pipeline 'fp4-pipeline-nvvm' (`format=ptx`): for the --format option: 'ptx' is not a valid value; valid: isa, bin, fatbin

@@ -15,9 +15,10 @@
 //
 // An option that is not given leaves the selection's choice (the printed
 // defaults are #fp4.gpu_config's and the chip table's for sm_90); the
-// enum-valued ones (chip, prefill-dequant, prefill-mma, prefill-residual
-// and the image `format` of GPUImageFormatOption) are llvm::cl enums, so a
-// bad value fails at option parsing with the list of valid ones.
+// enum-valued ones (chip, decode-outliers, prefill-dequant, prefill-mma,
+// prefill-residual and the image `format` of GPUImageFormatOption) are
+// llvm::cl enums, so a bad value fails at option parsing with the list of
+// valid ones.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,11 +49,22 @@ inline llvm::raw_ostream &operator<<(llvm::raw_ostream &os,
   return os << (form == GPUPrefillResidual::Sparse ? "sparse" : "rows");
 }
 
+/// Where the decode kernel multiplies a fused chain's weight outliers:
+/// inside its main loop with each unit's weight words, or in a tail phase
+/// after it (MatmulKernelSpec::Epilogue::outlierTail).
+enum class GPUDecodeOutliers { Loop, Tail };
+
+inline llvm::raw_ostream &operator<<(llvm::raw_ostream &os,
+                                     GPUDecodeOutliers form) {
+  return os << (form == GPUDecodeOutliers::Loop ? "loop" : "tail");
+}
+
 /// Explicit kernel choices, each overriding the selection where set.
 struct GPUConfigOverrides {
   std::optional<int64_t> decodeMaxM;
   std::optional<int64_t> decodeWarps, decodeKUnroll, decodeRowsPerCTA,
       decodeSplitK, decodePrefetch, decodeMaxRegisters;
+  std::optional<GPUDecodeOutliers> decodeOutliers;
   std::optional<int64_t> prefillTileM, prefillTileN, prefillTileK,
       prefillWarpsM, prefillWarpsN, prefillStages;
   std::optional<GPUPrefillDequant> prefillDequant;
@@ -157,6 +169,18 @@ struct GPUConfigOptionSet {
                            "(.maxnreg; 0: none; else "
                            "32..255)"),
             llvm::cl::init<int64_t>(GPUConfigDefaults::maxRegisters)),
+        decodeOutliers(
+            owner, "decode-outliers",
+            llvm::cl::desc("Decode: where a fused chain's weight outliers "
+                           "are multiplied (default loop)"),
+            llvm::cl::init(GPUDecodeOutliers::Loop),
+            llvm::cl::values(
+                clEnumValN(GPUDecodeOutliers::Loop, "loop",
+                           "in the main loop, with each unit's weight "
+                           "words"),
+                clEnumValN(GPUDecodeOutliers::Tail, "tail",
+                           "in a phase after the main loop, runs of a "
+                           "row's entries per lane"))),
         prefillTileM(owner, "prefill-tile-m",
                      llvm::cl::desc("Prefill: CTA tile rows (M), multiple of "
                                     "16 (default 128)"),
@@ -257,6 +281,7 @@ struct GPUConfigOptionSet {
     fn(set.decodeSplitK, o.decodeSplitK);
     fn(set.decodePrefetch, o.decodePrefetch);
     fn(set.decodeMaxRegisters, o.decodeMaxRegisters);
+    fn(set.decodeOutliers, o.decodeOutliers);
     fn(set.prefillTileM, o.prefillTileM);
     fn(set.prefillTileN, o.prefillTileN);
     fn(set.prefillTileK, o.prefillTileK);
@@ -274,6 +299,7 @@ struct GPUConfigOptionSet {
   Opt<int64_t> decodeMaxM;
   Opt<int64_t> decodeWarps, decodeKUnroll, decodeRowsPerCTA, decodeSplitK,
       decodePrefetch, decodeMaxRegisters;
+  EnumOpt<GPUDecodeOutliers> decodeOutliers;
   Opt<int64_t> prefillTileM, prefillTileN, prefillTileK, prefillWarpsM,
       prefillWarpsN, prefillStages;
   EnumOpt<GPUPrefillDequant> prefillDequant;

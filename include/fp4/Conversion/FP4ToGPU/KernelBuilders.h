@@ -90,6 +90,11 @@ struct MatmulKernelSpec {
     /// [K, M / rowGroups]; entries == 0: none.
     int64_t outlierBlockSize = 0, outlierEntries = 0;
     Type outlierValuesType;
+    /// The weight outliers' product after the main loop instead of inside
+    /// it (decode-outliers=tail): each warp takes some of the CTA's weight
+    /// rows, its lanes runs of a row's entries, gathered from the staged
+    /// activation sum; the loop keeps the plain product's registers.
+    bool outlierTail = false;
     /// The accumulator [M / rowGroups, N] added to the result; null: none.
     Type accElementType;
   };
