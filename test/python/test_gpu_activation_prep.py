@@ -338,7 +338,9 @@ GROUPED_CASES = [
 def test_prefill_residual(m, n, k, rotate, split, weight_outliers, chip,
                           form):
     grouped = form == "rows"
-    on_wgmma = chip == "sm_90a" and m % 64 == 0 or m > 64
+    # The wgmma form takes whole 64-row warp groups: M = 64, or the 128-row
+    # tile from 65 rows on (M = 40's 48-row tile keeps mma.sync).
+    on_wgmma = chip == "sm_90a" and (m % 64 == 0 or m > 64)
     rng = np.random.default_rng((900 if grouped else 500) + m + k)
     x = ref.round_to_bf16(rng.standard_normal((m, k)).astype(np.float32))
     x[:, 5] *= 60.0
@@ -383,7 +385,7 @@ def test_prefill_residual(m, n, k, rotate, split, weight_outliers, chip,
     else:
         assert prep["variant"].endswith("_residual_sparse24"), \
             prep["variant"]
-        wgmma = "_wgmma" if chip == "sm_90a" and on_wgmma else ""
+        wgmma = "_wgmma" if on_wgmma else ""
         assert matmul["variant"] == \
             f"prefill_w4a16_smem_sparse24{entries}{wgmma}", matmul["variant"]
         residual_args = ["residual.sparse_values", "residual.sparse_meta"]

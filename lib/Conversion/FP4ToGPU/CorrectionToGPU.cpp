@@ -72,6 +72,20 @@ static MatmulKernelSpec prefillEntriesSpec(const FusedCorrectionChain &chain,
 /// the weight outliers, where the option is not given.
 constexpr int64_t kStagedSumKUnroll = 512;
 
+/// The one prefill product of a chain's activation parts (sparse or
+/// grouped forms below): the stacked lhs rows, the weight outliers as
+/// entries of the weight tile, an f32 result when an outer acc follows.
+static MatmulKernelSpec
+prefillChainProductSpec(const FusedCorrectionChain &chain) {
+  MLIRContext *ctx = chain.weight.getContext();
+  Type result = chain.outerAcc ? Float32Type::get(ctx)
+                               : chain.resultType.getElementType();
+  MatmulKernelSpec spec = stackedProductSpec(chain, chain.m, result);
+  if (chain.weightValues)
+    spec.weightEntries = prefillEntriesSpec(chain, chain.m).weightEntries;
+  return spec;
+}
+
 /// At prefill, a chain whose activation side is Q(x) (with its outliers)
 /// and a bf16 2:4 residual that the activation prep computes: the prep
 /// writes the residual compressed and one prefill kernel adds its product
@@ -95,12 +109,7 @@ sparsePrefillSpec(const FusedCorrectionChain &chain,
   ActivationPrepLayout layout;
   if (failed(planActivationPrep(prepSpec, layout, why)))
     return std::nullopt;
-  MLIRContext *ctx = chain.weight.getContext();
-  Type result = chain.outerAcc ? Float32Type::get(ctx)
-                               : chain.resultType.getElementType();
-  MatmulKernelSpec spec = stackedProductSpec(chain, chain.m, result);
-  if (chain.weightValues)
-    spec.weightEntries = prefillEntriesSpec(chain, chain.m).weightEntries;
+  MatmulKernelSpec spec = prefillChainProductSpec(chain);
   spec.sparseLhs = true;
   if (failed(checkPrefillMatmulKernel(spec, target, prefillConfig, why)))
     return std::nullopt;
@@ -128,11 +137,7 @@ groupedPrefillSpec(const FusedCorrectionChain &chain, const GPUTarget &target,
                           groups);
   if (config.getMma() != GPUPrefillMMA::WGMMA)
     return std::nullopt;
-  Type result = chain.outerAcc ? Float32Type::get(ctx)
-                               : chain.resultType.getElementType();
-  MatmulKernelSpec spec = stackedProductSpec(chain, chain.m, result);
-  if (chain.weightValues)
-    spec.weightEntries = prefillEntriesSpec(chain, chain.m).weightEntries;
+  MatmulKernelSpec spec = prefillChainProductSpec(chain);
   spec.lhsGroups = groups;
   std::string why;
   if (failed(checkPrefillMatmulKernel(spec, target, config, why)))

@@ -299,6 +299,12 @@ private:
   SmallVector<Value> emitGroup(ValueRange acc, Value firstChunk, int64_t count,
                                bool masked);
   void addOutlierProducts(const ChunkLoads &loads, MutableArrayRef<Value> out);
+  /// The staged-sum column of a weight-outlier entry of block `block` with
+  /// raw i8 index `rawIndex`.
+  Value outlierColumn(Value block, Value rawIndex);
+  /// sums[m] += value * staged activation sum[column, m], m < rows.
+  void addStagedProducts(Value value, Value column,
+                         MutableArrayRef<Value> sums);
   /// The tail form (FusedEpilogue::outliersInLoop false): after the main
   /// loop, the weight outliers' product of the CTA's rows into
   /// `outlierStage` ([rows][CTA rows] f32) for the final pass.
@@ -682,6 +688,39 @@ void DecodeKernelEmitter::stageActivationSum() {
   gpu::BarrierOp::create(b, loc);
 }
 
+Value DecodeKernelEmitter::outlierColumn(Value block, Value rawIndex) {
+  // An index is < the block size by the op's contract; clamping keeps a
+  // corrupt one inside the staged sum (a wrong product, never a stray
+  // shared-memory read).
+  CorrectionOperand operand;
+  operand.blockSize = epi->spec.outlierBlockSize;
+  operand.k = epi->spec.outlierEntries;
+  CorrectionOperandReader reader{operand, ValueRange{}};
+  Value index = minIdx(
+      arith::IndexCastUIOp::create(b, loc, b.getIndexType(), rawIndex),
+      operand.blockSize - 1);
+  return reader.column(b, loc, block, index);
+}
+
+void DecodeKernelEmitter::addStagedProducts(Value value, Value column,
+                                            MutableArrayRef<Value> sums) {
+  // The staged sum's row `column` ([K][rows] f32) in vectors of up to 4
+  // consecutive m at 16-byte alignment.
+  const int64_t rows = epi->rows;
+  const int64_t piece = naturalAlignment(rows * 4) / 4;
+  auto type = VectorType::get({piece}, b.getF32Type());
+  for (int64_t m0 = 0; m0 < rows; m0 += piece) {
+    Value v = vector::LoadOp::create(
+        b, loc, type, epi->staged, ValueRange{add(mul(column, rows), m0)},
+        /*nontemporal=*/false, llvm::MaybeAlign(piece * 4));
+    for (int64_t i = 0; i < piece; ++i) {
+      Value x = vector::ExtractOp::create(b, loc, v, i);
+      sums[m0 + i] = arith::AddFOp::create(
+          b, loc, sums[m0 + i], arith::MulFOp::create(b, loc, value, x));
+    }
+  }
+}
+
 void DecodeKernelEmitter::addOutlierProducts(const ChunkLoads &loads,
                                              MutableArrayRef<Value> out) {
   // out[r][m] += value * activation sum[column, m] for the unit's entries of
@@ -692,26 +731,13 @@ void DecodeKernelEmitter::addOutlierProducts(const ChunkLoads &loads,
   const int64_t bs = epi->spec.outlierBlockSize;
   const int64_t perBlock = epi->spec.outlierEntries;
   const int64_t rows = epi->rows;
-  CorrectionOperand operand;
-  operand.blockSize = bs;
-  operand.k = perBlock;
-  CorrectionOperandReader reader{operand, ValueRange{}};
   Value firstBlock = div(loads.unitK0, bs);
   Value unitEnd = add(loads.unitK0, kUnit);
-  // Sum pieces: vectors of up to 4 consecutive m at 16-byte alignment.
-  int64_t piece = naturalAlignment(rows * 4) / 4;
   for (size_t r = 0; r < loads.outlierValues.size(); ++r)
     for (int64_t j = 0; j < epi->entriesPerUnit(); ++j) {
       Value value = loads.outlierValues[r][j];
-      Value block = add(firstBlock, j / perBlock);
-      // An index is < the block size by the op's contract; clamping keeps
-      // a corrupt one inside the staged sum (a wrong product, never a
-      // stray shared-memory read).
-      Value index = minIdx(
-          arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
-                                       loads.outlierIndices[r][j]),
-          bs - 1);
-      Value column = reader.column(b, loc, block, index);
+      Value column = outlierColumn(add(firstBlock, j / perBlock),
+                                   loads.outlierIndices[r][j]);
       if (bs > kUnit) {
         // A block wider than the unit: only the unit holding the column
         // counts the entry.
@@ -722,33 +748,22 @@ void DecodeKernelEmitter::addOutlierProducts(const ChunkLoads &loads,
             ult(column, unitEnd));
         value = select(inUnit, value, f32(0.0f));
       }
-      for (int64_t m0 = 0; m0 < rows; m0 += piece) {
-        auto type = VectorType::get({piece}, b.getF32Type());
-        Value v = vector::LoadOp::create(
-            b, loc, type, epi->staged, ValueRange{add(mul(column, rows), m0)},
-            /*nontemporal=*/false, llvm::MaybeAlign(piece * 4));
-        for (int64_t i = 0; i < piece; ++i) {
-          Value sum = vector::ExtractOp::create(b, loc, v, i);
-          Value &target = out[r * rows + m0 + i];
-          target = arith::AddFOp::create(
-              b, loc, target, arith::MulFOp::create(b, loc, value, sum));
-        }
-      }
+      addStagedProducts(value, column, out.slice(r * rows, rows));
     }
 }
 
 void DecodeKernelEmitter::emitOutlierTail(gpu::GPUFuncOp func) {
   // Warp w takes the CTA's rows w, w + warps, ...; lane l of a row the run
   // of entries l * per .. l * per + per - 1 of the row's [blocks x entries]
-  // (contiguous in [N, blocks, entries]: one vector load per operand where
-  // the runs are whole and aligned), each gathered from the staged
-  // activation sum at its column; a butterfly over the warp finishes the
-  // row's sum per result row, which lane 0 leaves in the outlier stage.
-  // All of the warp's loads are issued before the first gather.
-  const int64_t bs = epi->spec.outlierBlockSize;
+  // (contiguous in [N, blocks, entries]: vector loads of up to 8 entries
+  // where the runs are whole, else one masked load per entry), each
+  // gathered from the staged activation sum at its column; a butterfly over
+  // the warp finishes the row's sum per result row, which lane 0 leaves in
+  // the outlier stage. The loads of a batch of rows are issued before its
+  // first gather.
   const int64_t perBlock = epi->spec.outlierEntries;
   const int64_t rows = epi->rows, perCTA = cfg.rowsPerCTA();
-  const int64_t perRow = cfg.k / bs * perBlock;
+  const int64_t perRow = cfg.k / epi->spec.outlierBlockSize * perBlock;
   const int64_t per = llvm::divideCeil(perRow, int64_t{32});
   const int64_t rowsPerWarp = llvm::divideCeil(perCTA, cfg.warps);
   auto workgroup =
@@ -764,51 +779,47 @@ void DecodeKernelEmitter::emitOutlierTail(gpu::GPUFuncOp func) {
   };
   Value values = flat(epi->outlierValues);
   Value indices = flat(epi->outlierIndices);
-  // Whole runs of a multiple of 8 entries (or a power of two below): vector
-  // loads of up to 8 (the common K = 4096, top-2 of 32 case: 8 entries,
-  // 16 + 8 bytes per lane); otherwise one masked load per entry.
+  // The common K = 4096, top-2 of 32 case: 8 entries per lane, 16 + 8
+  // bytes.
   const int64_t piece = std::min<int64_t>(per, 8);
   const bool vectorRuns = perRow == 32 * per && per % piece == 0 &&
                           llvm::isPowerOf2_64(piece);
   // Rows whose loads are in flight together: at most 64 entries per lane
-  // (a top-4 row of K = 4096 is 16 per lane), so that the registers stay
-  // near the main loop's.
+  // (a top-4 row of K = 4096 is 16), so that the registers stay near the
+  // main loop's.
   const int64_t batch = std::max<int64_t>(1, 64 / per);
   Value first = mul(lane, per);
+
   struct RowLoads {
-    Value local, row, ok;
+    Value local, ok;
     SmallVector<Value> values, indices;
+    /// Per entry, whether it is in the row (masked loads only).
     SmallVector<Value> valid;
   };
-  for (int64_t j0 = 0; j0 < rowsPerWarp; j0 += batch) {
-  SmallVector<RowLoads> loads;
-  for (int64_t j = j0; j < std::min(rowsPerWarp, j0 + batch); ++j) {
+  auto loadRow = [&](int64_t j) {
     RowLoads r;
     r.local = add(warp, j * cfg.warps);
     Value row = add(mul(rowCTA, perCTA), r.local);
     r.ok = arith::AndIOp::create(b, loc, ult(r.local, idx(perCTA)),
                                  ult(row, idx(cfg.n)));
-    r.row = minIdx(row, cfg.n - 1);
-    if (vectorRuns) {
-      for (int64_t i = 0; i < per; i += piece) {
-        Value at[] = {r.row, add(first, i)};
-        llvm::append_range(r.values,
-                           loadElements(b, loc, values, at, piece));
+    row = minIdx(row, cfg.n - 1);
+    for (int64_t i = 0; i < per; i += vectorRuns ? piece : 1) {
+      if (vectorRuns) {
+        Value at[] = {row, add(first, i)};
+        llvm::append_range(r.values, loadElements(b, loc, values, at, piece));
         llvm::append_range(r.indices,
                            loadElements(b, loc, indices, at, piece));
+        continue;
       }
-    } else {
-      for (int64_t i = 0; i < per; ++i) {
-        Value e = add(first, i);
-        r.valid.push_back(ult(e, idx(perRow)));
-        Value at[] = {r.row, minIdx(e, perRow - 1)};
-        r.values.push_back(memref::LoadOp::create(b, loc, values, at));
-        r.indices.push_back(memref::LoadOp::create(b, loc, indices, at));
-      }
+      Value e = add(first, i);
+      r.valid.push_back(ult(e, idx(perRow)));
+      Value at[] = {row, minIdx(e, perRow - 1)};
+      r.values.push_back(memref::LoadOp::create(b, loc, values, at));
+      r.indices.push_back(memref::LoadOp::create(b, loc, indices, at));
     }
-    loads.push_back(std::move(r));
-  }
-  for (const RowLoads &r : loads) {
+    return r;
+  };
+  auto finishRow = [&](const RowLoads &r) {
     SmallVector<Value> sums(rows, f32(0.0f));
     for (int64_t i = 0; i < per; ++i) {
       Value value = r.values[i];
@@ -817,18 +828,8 @@ void DecodeKernelEmitter::emitOutlierTail(gpu::GPUFuncOp func) {
       if (!r.valid.empty())
         value = select(r.valid[i], value, f32(0.0f));
       Value e = minIdx(add(first, i), perRow - 1);
-      // An index is < the block size by the op's contract; clamping keeps
-      // a corrupt one inside the staged sum.
-      Value index = minIdx(arith::IndexCastUIOp::create(
-                               b, loc, b.getIndexType(), r.indices[i]),
-                           bs - 1);
-      Value column = add(mul(div(e, perBlock), bs), index);
-      for (int64_t m = 0; m < rows; ++m) {
-        Value x = memref::LoadOp::create(b, loc, epi->staged,
-                                         ValueRange{add(mul(column, rows), m)});
-        sums[m] = arith::AddFOp::create(
-            b, loc, sums[m], arith::MulFOp::create(b, loc, value, x));
-      }
+      addStagedProducts(value, outlierColumn(div(e, perBlock), r.indices[i]),
+                        sums);
     }
     for (Value &v : sums)
       for (int64_t offset : {16, 8, 4, 2, 1})
@@ -843,7 +844,13 @@ void DecodeKernelEmitter::emitOutlierTail(gpu::GPUFuncOp func) {
         memref::StoreOp::create(b, loc, sums[m], outlierStage,
                                 ValueRange{add(mul(idx(m), perCTA), local)});
     });
-  }
+  };
+  for (int64_t j0 = 0; j0 < rowsPerWarp; j0 += batch) {
+    SmallVector<RowLoads> loads;
+    for (int64_t j = j0; j < std::min(rowsPerWarp, j0 + batch); ++j)
+      loads.push_back(loadRow(j));
+    for (const RowLoads &r : loads)
+      finishRow(r);
   }
 }
 

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Static report of recipe bench kernels (no GPU): compiles the
+bench/gpu_recipes.py bench cases whose names contain one of the given
+substrings for a chip with extra pipeline options, assembles them with
+ptxas -v and prints, per kernel: variant, registers, spills, shared memory
+and, where cuobjdump is found, the function's static SASS instruction
+count (for the loop-free prep and quantize kernels, the instructions each
+thread issues: the counts behind docs/Performance.md's session-13 table;
+cuobjdump is in the CUDA toolkit or the nvidia-cuda-cuobjdump wheel:
+--cuobjdump PATH).
+
+    python3 bench/kernel_report.py [--chip sm_90a] [--options "..."]
+        [--cuobjdump PATH] full_m4096 outlier_k2_m4096 ...
+"""
+import argparse
+import collections
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, HERE)
+
+from fp4 import gpu  # noqa: E402
+import gpu_recipes  # noqa: E402
+from build_gpu_kernels import ptxas_report  # noqa: E402
+
+
+def sass_counts(cubin, cuobjdump):
+    """{function: (instructions, Counter of opcodes)} of a cubin."""
+    text = subprocess.run([cuobjdump, "-sass", cubin], capture_output=True,
+                          text=True, check=True).stdout
+    out = {}
+    for part in re.split(r"\s+Function : ", text)[1:]:
+        name = part.split()[0]
+        ops = collections.Counter()
+        for line in part.splitlines():
+            m = re.match(r"\s+/\*[0-9a-f]+\*/\s+(@!?U?P\w+\s+)?([A-Z0-9]+)",
+                         line)
+            if m:
+                ops[m.group(2)] += 1
+        out[name] = (sum(ops.values()), ops)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("cases", nargs="+", help="substrings of bench case names")
+    ap.add_argument("--chip", default="sm_90a")
+    ap.add_argument("--options", default="")
+    ap.add_argument("--ptxas", default="/usr/local/cuda/bin/ptxas")
+    ap.add_argument("--cuobjdump", default=shutil.which("cuobjdump"))
+    ap.add_argument("--keep", help="directory to keep the kernels in")
+    args = ap.parse_args()
+    work = args.keep or tempfile.mkdtemp(prefix="fp4-kernel-report-")
+    for case in gpu_recipes.BENCH_CASES:
+        if not any(s in case["name"] for s in args.cases):
+            continue
+        d = os.path.join(work, case["name"])
+        gpu.compile(gpu_recipes.bench_mlir(case), chip=args.chip, out_dir=d,
+                    options=("format=isa " + args.options).strip())
+        ptx = os.path.join(d, "fp4_kernels.ptx")
+        regs = {f: (r, sp, sm) for f, r, sp, sm in
+                ptxas_report(ptx, args.ptxas, args.chip)}
+        sass = {}
+        if args.cuobjdump:
+            cubin = os.path.join(d, "fp4_kernels.cubin")
+            subprocess.run([args.ptxas, f"-arch={args.chip}", ptx, "-o",
+                            cubin], check=True)
+            sass = sass_counts(cubin, args.cuobjdump)
+        for k in json.load(open(os.path.join(d, "kernels.json")))["kernels"]:
+            r, spill, smem = regs.get(k["name"], (-1, "?", 0))
+            count = sass.get(k["name"], (None,))[0]
+            print(f"{case['name']:40s} {k['variant']:50s} regs {r:3d} "
+                  f"spill {spill:5s} smem {smem + k['shared_bytes']:6d}"
+                  + (f" SASS {count}" if count is not None else ""))
+    if not args.keep:
+        shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()
