@@ -126,6 +126,12 @@ struct PrefillPlan {
   /// tiles).
   bool wgmma = false;
   int64_t wgN = 1;
+  /// The wgmma form's two-slot ring (planWgmma): the bf16 A tile of K tile
+  /// kt + 1 is issued at the top of iteration kt, after the barrier that
+  /// follows every warp group's wait for the wgmma reading its slot, and
+  /// the weight codes of tile kt + 2 (dequantized one tile ahead) with it;
+  /// `stages` is then 2.
+  bool lateA = false;
   /// MatmulKernelSpec::lhsGroups: row groups of the bf16 lhs, each with its
   /// own A tile in a ring slot ([stages * groups] slots), all issued into
   /// the same accumulators (wgmma form only).
@@ -235,8 +241,13 @@ private:
   std::tuple<Value, Value, Value> zeroFillSource(Value row, int64_t totalRows,
                                                  int64_t tileRows, Value col,
                                                  int64_t cols, int64_t chunk);
-  /// cp.async of K tile `tile` (index) into ring slot `stage`.
+  /// cp.async of K tile `tile` (index) into ring slot `stage`: the lhs
+  /// part (issueLhs), the weight codes and the packed sparse tile.
   void issueTile(Value tile, Value stage);
+  void issueLhs(Value tile, Value stage);
+  void issueWeightCodes(Value tile, Value stage) {
+    issueCodeRows(rhsArgs[0], bCodes, n0, p.bn, p.n, tile, stage);
+  }
   /// `srcRowOffset`: added to the (clamped) source row, for row group g of
   /// a stacked lhs (g * M).
   void issueBF16Rows(Value src, Value view, Value rowBase, int64_t rows,
@@ -509,6 +520,13 @@ void PrefillEmitter::issueSparseRows(Value tile, Value stage) {
 }
 
 void PrefillEmitter::issueTile(Value tile, Value stage) {
+  issueLhs(tile, stage);
+  issueWeightCodes(tile, stage);
+  if (p.sparse)
+    issueSparseRows(tile, stage);
+}
+
+void PrefillEmitter::issueLhs(Value tile, Value stage) {
   if (p.w4a4) {
     issueCodeRows(lhsArgs[0], aCodes, m0, p.bm, p.m, tile, stage);
   } else if (p.lhsGroups == 1) {
@@ -520,9 +538,6 @@ void PrefillEmitter::issueTile(Value tile, Value stage) {
       issueBF16Rows(lhsArgs[0], aTile, m0, p.bm, p.m, tile,
                     add(mul(stage, p.lhsGroups), g), g * p.m);
   }
-  issueCodeRows(rhsArgs[0], bCodes, n0, p.bn, p.n, tile, stage);
-  if (p.sparse)
-    issueSparseRows(tile, stage);
 }
 
 Value PrefillEmitter::multiplier(const BF16FragmentDequant &dq, Value byte,
@@ -1354,10 +1369,15 @@ void PrefillEmitter::emit(gpu::GPUFuncOp func) {
   // loop, so it waits for one more tile at the top of an iteration.
   int64_t lead = (p.w4a4 || p.shared) ? 1 : 0;
 
-  // Prologue: the first stages - 1 tiles in flight.
+  // Prologue: the first stages - 1 tiles in flight (lateA: tile 0 and the
+  // codes of tile 1).
   for (int64_t t = 0; t + 1 < p.stages; ++t) {
     if (t < p.numK)
       issueTile(idx(t), idx(t));
+    commit();
+  }
+  if (p.lateA && p.numK > 1) {
+    issueWeightCodes(idx(1), idx(1));
     commit();
   }
   SmallVector<Value> rhsScales;
@@ -1415,7 +1435,7 @@ void PrefillEmitter::emit(gpu::GPUFuncOp func) {
     ValueRange rScales = iter.slice(numAcc + numPartial, numRhsScales);
     ValueRange lScales = iter.drop_front(numAcc + numPartial + numRhsScales);
 
-    waitGroups(p.stages - 2 - lead);
+    waitGroups(p.lateA ? 0 : p.stages - 2 - lead);
     if (p.wgmma) {
       // wgmma reads shared memory through the async proxy: this thread's
       // landed copies and its dequantized stores (generic proxy) must be
@@ -1426,12 +1446,25 @@ void PrefillEmitter::emit(gpu::GPUFuncOp func) {
     }
     gpu::BarrierOp::create(b, loc);
     // Refill the slot the previous iteration finished reading.
-    Value next = add(kt, p.stages - 1);
-    {
+    auto issueIf = [&](int64_t ahead, function_ref<void(Value, Value)> fn) {
+      Value next = add(kt, ahead);
       auto ifOp = scf::IfOp::create(b, loc, ult(next, p.numK), false);
       OpBuilder::InsertionGuard g2(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      issueTile(next, rem(next, p.stages));
+      fn(next, rem(next, p.stages));
+    };
+    if (p.lateA) {
+      // The A slot of tile kt - 1 (every warp group waited for its wgmma
+      // before this barrier) and the codes slot of tile kt (dequantized in
+      // the previous iteration).
+      issueIf(1, [&](Value t, Value s) {
+        issueLhs(t, s);
+        if (p.sparse)
+          issueSparseRows(t, s);
+      });
+      issueIf(2, [&](Value t, Value s) { issueWeightCodes(t, s); });
+    } else {
+      issueIf(p.stages - 1, [&](Value t, Value s) { issueTile(t, s); });
     }
     commit();
     // Scales one tile ahead (clamped on the last tiles; unused there).
@@ -1596,12 +1629,38 @@ static void planWgmma(PrefillPlan &p, const GPUTarget &target) {
   int64_t aBufOffset = p.stages * (aStage + bStage);
   if (aBufOffset % kWgmmaSwizzleBytes != 0)
     return;
+  // W4A16: a third ring slot only covers the A tile (and the packed sparse
+  // tile) read by the running wgmma (the codes are consumed a tile
+  // earlier); where dropping it lets a second CTA onto the SM (the stacked
+  // row groups' tiles: 143 KB at 3 slots, 104 KB at 2, for 128 x 128 x 64
+  // and two groups; the sparse residual's 119 KB -> 90 KB), the A tile is
+  // issued one iteration later instead (lateA). Per SM: the block limit
+  // plus the 1 KB the hardware reserves per CTA.
+  int64_t spStage = p.sparse ? p.bm * (p.bk / 2) * 2 + p.bm * (p.bk / 8) : 0;
+  int64_t stages = p.stages;
+  bool lateA = false;
+  if (!p.w4a4 && stages == 3) {
+    int64_t perSM = target.maxSharedBytesPerBlock + 1024;
+    int64_t bufs = 2 * p.bn * p.bk * 2;
+    auto ctas = [&](int64_t n) {
+      return perSM / (n * (aStage + bStage + spStage) + bufs + 1024);
+    };
+    if (ctas(3) == 1 && ctas(2) >= 2) {
+      lateA = true;
+      stages = 2;
+      aBufOffset = stages * (aStage + bStage);
+      if (aBufOffset % kWgmmaSwizzleBytes != 0)
+        return;
+    }
+  }
   // The packed sparse tiles follow the bf16 tiles (W4A16: no A buffer).
   int64_t spOffset = aBufOffset + (p.w4a4 ? 2 * p.bm * p.bk * 2 : 0) +
                      2 * p.bn * p.bk * 2;
   if (p.sparse && (spOffset % kWgmmaSwizzleBytes != 0 ||
                    (p.bm * p.bk) % kWgmmaSwizzleBytes != 0))
     return;
+  p.lateA = lateA;
+  p.stages = stages;
   p.wgmma = true;
   p.wgN = wgN;
   p.wm = 16;
