@@ -71,8 +71,13 @@ RECIPE_SHAPES = {"rotate_two_level": [(1, 200, 256), (16, 77, 384),
                  # per slice row: the sliced weight-outlier epilogue (a
                  # decode plan: at most 8 rows).
                  "outlier_k4": SHAPES + [(8, 77, 2560)],
-                 "outlier_k2": SHAPES + [(40, 77, 224)],
-                 "rot_outl_resid": SHAPES + [(12, 77, 352), (40, 77, 224)]}
+                 # M = 1 with whole 16-entry runs per weight row: the
+                 # decode tail form copies each CTA's entries into shared
+                 # memory (decode-outliers=tail; 200 rows: 4 CTAs, the
+                 # last partial).
+                 "outlier_k2": SHAPES + [(40, 77, 224), (1, 200, 1024)],
+                 "rot_outl_resid": SHAPES + [(12, 77, 352), (40, 77, 224),
+                                             (1, 200, 512)]}
 
 CHECK_CASES = [dict(name=f"recipe_{r}_m{m}_n{n}_k{k}", recipe=r, m=m, n=n, k=k)
                for r in RECIPES for (m, n, k) in RECIPE_SHAPES.get(r, SHAPES)]

@@ -133,7 +133,11 @@ CASES = [
 
 # decode-outliers=tail: the decode kernel multiplies the weight outliers
 # after its main loop (runs of a row's entries per lane: one masked entry
-# per lane at K = 128, whole 8-entry vector runs at K = 4096).
+# per lane at K = 128, whole 8-entry vector runs at K = 4096). N = 77: two
+# CTAs of 64 rows, the second partial. At K = 4096 (256 entries per row)
+# each CTA copies its rows' entries into shared memory with the
+# activation sum (cp.async, before the main loop); at K = 128 (8 per row,
+# not whole 16-byte pieces) the tail reads them from global memory.
 TAIL_CASES = [c for c in CASES if c[4] and c[0] * c[6] * 4 <= 32 * 1024]
 
 
@@ -142,7 +146,7 @@ TAIL_CASES = [c for c in CASES if c[4] and c[0] * c[6] * 4 <= 32 * 1024]
     [c + (False,) for c in CASES] + [c + (True,) for c in TAIL_CASES])
 def test_activation_prep(m, rotate, split, residual, weight_outliers, rotated,
                          k, tail):
-    n = 37
+    n = 77 if tail else 37
     rng = np.random.default_rng(300 + m)
     x = ref.round_to_bf16(rng.standard_normal((m, k)).astype(np.float32))
     x[:, 5] *= 60.0
@@ -177,8 +181,12 @@ def test_activation_prep(m, rotate, split, residual, weight_outliers, rotated,
         options="decode-outliers=tail" if tail else "")
     stems = [l["name"].rsplit("_", 1)[0] for l in manifest]
     if tail:
-        assert any(l["variant"] == "decode_w4a16_epilogue_tail"
-                   for l in manifest), [l["variant"] for l in manifest]
+        decode = [l for l in manifest
+                  if l["variant"] == "decode_w4a16_epilogue_tail"]
+        assert decode, [l["variant"] for l in manifest]
+        # The entries' copy: 64 rows x 256 entries x (2 + 1) bytes.
+        assert decode[0].get("shared_bytes", 0) == (
+            64 * 256 * 3 if k == 4096 else 0), decode[0]
     products = 2 if m * len(parts) > 32 else 1
     # One decode product does the epilogue itself unless its weight
     # outliers' [K, M] activation sum exceeds the 32 KB it stages.

@@ -62,6 +62,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/ADT/STLExtras.h"
@@ -183,6 +184,11 @@ struct FusedEpilogue {
   Value summedT, outlierValues, outlierIndices, acc;
   /// The activation sum copied into shared memory ([K * rows] f32).
   Value staged;
+  /// The tail form's copy of the CTA's outlier entries in dynamic shared
+  /// memory (0: the tail reads them from global memory): values
+  /// [CTA rows, entries per row], then indices of the same shape.
+  int64_t entryBytes = 0;
+  Value entryValues, entryIndices;
 
   bool hasOutliers() const { return spec.outlierEntries > 0; }
   /// The outliers' product inside the main loop (else its tail phase).
@@ -323,9 +329,15 @@ private:
   void emitFinalPass(Value stage, Value tid);
   /// Copies the activation sum into shared memory (once, by every thread,
   /// then a barrier), after the main loop's first weight loads are issued
-  /// so that the copy's latency overlaps theirs.
+  /// so that the copy's latency overlaps theirs. The tail form, which reads
+  /// the sum only after the main loop, issues it as cp.async instead and
+  /// waits in awaitActivationSum.
   void stageActivationSum();
-  bool sumStaged = false;
+  void awaitActivationSum();
+  /// With FusedEpilogue::entryBytes: cp.async of the CTA's outlier entries
+  /// into dynamic shared memory, in the sum's group.
+  void prefetchOutlierEntries();
+  bool sumStaged = false, sumInFlight = false;
   Value tid;
 
   /// Accumulator index: [rowTile][nTile][parity][element].
@@ -667,10 +679,23 @@ void DecodeKernelEmitter::stageActivationSum() {
       b, loc, flatType, epi->summedT,
       ArrayRef<ReassociationIndices>{ReassociationIndices{0, 1}});
   auto v4 = VectorType::get({4}, b.getF32Type());
+  // The tail form (measured at 1 x 14336 x 4096: the synchronous copy in
+  // front of the weight stream costs about 4 us, docs/Performance.md)
+  // needs the sum only after the main loop: cp.async (16 bytes, L2 only)
+  // lets the weight stream start at once.
+  sumInFlight = !epi->outliersInLoop();
   for (int64_t it = 0; it * threads < pieces; ++it) {
     Value piece = add(tid, it * threads);
     auto copy = [&](Value i) {
       Value at = mul(i, 4);
+      if (sumInFlight) {
+        nvgpu::DeviceAsyncCopyOp::create(
+            b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()),
+            epi->staged, ValueRange{at}, flat, ValueRange{at},
+            b.getIndexAttr(4), /*srcElements=*/Value(),
+            /*bypassL1=*/b.getUnitAttr());
+        return;
+      }
       Value v = vector::LoadOp::create(b, loc, v4, flat, ValueRange{at},
                                        /*nontemporal=*/false,
                                        llvm::MaybeAlign(16));
@@ -685,6 +710,87 @@ void DecodeKernelEmitter::stageActivationSum() {
     Value clamped = minIdx(piece, pieces - 1);
     emitIf(b, loc, inRange, [&](OpBuilder &, Location) { copy(clamped); });
   }
+  if (sumInFlight) {
+    if (epi->entryBytes > 0)
+      prefetchOutlierEntries();
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    return;
+  }
+  gpu::BarrierOp::create(b, loc);
+}
+
+void DecodeKernelEmitter::prefetchOutlierEntries() {
+  // The CTA's rows of [N, entries per row] values and indices are one
+  // contiguous run each (rows past N: the last piece again, never read).
+  // Entries per row are a multiple of 16 (planOutlierTail), so every
+  // 16-byte piece of both runs is aligned.
+  const int64_t perCTA = cfg.rowsPerCTA();
+  const int64_t perRow =
+      cfg.k / epi->spec.outlierBlockSize * epi->spec.outlierEntries;
+  Type valueType = epi->spec.outlierValuesType;
+  const int64_t valueBytes = valueType.getIntOrFloatBitWidth() / 8;
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value smem = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface(), workgroup));
+  // [CTA rows, entries per row] views for the tail, flat ones to copy.
+  auto view = [&](int64_t offset, ArrayRef<int64_t> shape, Type elt) {
+    return memref::ViewOp::create(
+        b, loc,
+        MemRefType::get(shape, elt, MemRefLayoutAttrInterface(), workgroup),
+        smem, idx(offset), ValueRange{});
+  };
+  const int64_t indexOffset = perCTA * perRow * valueBytes;
+  epi->entryValues = view(0, {perCTA, perRow}, valueType);
+  epi->entryIndices = view(indexOffset, {perCTA, perRow}, b.getI8Type());
+  const int64_t threads = 32 * cfg.warps;
+  auto copyRun = [&](Value src, Value to, int64_t elementBytes) {
+    const int64_t piece = 16 / elementBytes;
+    const int64_t total = cfg.n * perRow, count = perCTA * perRow / piece;
+    auto flatten = [&](Value m, int64_t size) -> Value {
+      auto t = cast<MemRefType>(m.getType());
+      ReassociationIndices all;
+      for (int64_t d = 0; d < t.getRank(); ++d)
+        all.push_back(d);
+      return memref::CollapseShapeOp::create(
+          b, loc,
+          MemRefType::get({size}, t.getElementType(),
+                          MemRefLayoutAttrInterface(), t.getMemorySpace()),
+          m, ArrayRef<ReassociationIndices>{all});
+    };
+    Value from = flatten(src, total);
+    Value base = mul(mul(rowCTA, perCTA), perRow);
+    for (int64_t it = 0; it * threads < count; ++it) {
+      Value i = add(tid, it * threads);
+      auto copy = [&](Value i) {
+        Value at = mul(i, piece);
+        Value srcAt = minIdx(add(base, at), total - piece);
+        nvgpu::DeviceAsyncCopyOp::create(
+            b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), to,
+            ValueRange{at}, from, ValueRange{srcAt}, b.getIndexAttr(piece),
+            /*srcElements=*/Value(), /*bypassL1=*/b.getUnitAttr());
+      };
+      if ((it + 1) * threads <= count) {
+        copy(i);
+        continue;
+      }
+      emitIf(b, loc, ult(i, idx(count)),
+             [&](OpBuilder &, Location) { copy(minIdx(i, count - 1)); });
+    }
+  };
+  copyRun(epi->outlierValues, view(0, {perCTA * perRow}, valueType),
+          valueBytes);
+  copyRun(epi->outlierIndices,
+          view(indexOffset, {perCTA * perRow}, b.getI8Type()), 1);
+}
+
+void DecodeKernelEmitter::awaitActivationSum() {
+  if (!sumInFlight)
+    return;
+  sumInFlight = false;
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
   gpu::BarrierOp::create(b, loc);
 }
 
@@ -777,8 +883,11 @@ void DecodeKernelEmitter::emitOutlierTail(gpu::GPUFuncOp func) {
     SmallVector<ReassociationIndices> groups = {{0}, {1, 2}};
     return memref::CollapseShapeOp::create(b, loc, memref, groups);
   };
-  Value values = flat(epi->outlierValues);
-  Value indices = flat(epi->outlierIndices);
+  awaitActivationSum();
+  // The CTA's copy (rows relative to the CTA's first) or global memory.
+  const bool copied = epi->entryBytes > 0;
+  Value values = copied ? epi->entryValues : flat(epi->outlierValues);
+  Value indices = copied ? epi->entryIndices : flat(epi->outlierIndices);
   // The common K = 4096, top-2 of 32 case: 8 entries per lane, 16 + 8
   // bytes.
   const int64_t piece = std::min<int64_t>(per, 8);
@@ -802,7 +911,7 @@ void DecodeKernelEmitter::emitOutlierTail(gpu::GPUFuncOp func) {
     Value row = add(mul(rowCTA, perCTA), r.local);
     r.ok = arith::AndIOp::create(b, loc, ult(r.local, idx(perCTA)),
                                  ult(row, idx(cfg.n)));
-    row = minIdx(row, cfg.n - 1);
+    row = copied ? minIdx(r.local, perCTA - 1) : minIdx(row, cfg.n - 1);
     for (int64_t i = 0; i < per; i += vectorRuns ? piece : 1) {
       if (vectorRuns) {
         Value at[] = {row, add(first, i)};
@@ -1393,6 +1502,40 @@ struct DecodeSetup {
 };
 } // namespace
 
+/// The tail form's copy of a CTA's outlier entries into shared memory
+/// (bytes; 0: the tail reads global memory). Taken where every row's
+/// entries are whole 16-byte pieces and the copy, the staged sum and the
+/// stages leave room for two CTAs per SM: the copy is issued with the sum
+/// before the main loop, so the entries' bytes stream alongside the
+/// weights instead of after them.
+static int64_t planOutlierTail(const MatmulKernelSpec &spec,
+                               const GPUTarget &target,
+                               const DecodeConfig &cfg,
+                               const FusedEpilogue &epi) {
+  if (!epi.hasOutliers() || epi.outliersInLoop())
+    return 0;
+  const int64_t perRow =
+      spec.k / epi.spec.outlierBlockSize * epi.spec.outlierEntries;
+  const int64_t valueBytes =
+      epi.spec.outlierValuesType.getIntOrFloatBitWidth() / 8;
+  if (perRow % 16 != 0 || valueBytes > 16 || 16 % valueBytes != 0)
+    return 0;
+  const int64_t perCTA = cfg.rowsPerCTA();
+  const int64_t bytes = perCTA * perRow * (valueBytes + 1);
+  // The static stages: the sum, the result and outlier stages, the K
+  // warps' reduction buffer, and 1 KB for what ptxas adds (sm_90a,
+  // 1 x 14336 x 4096: 21252 bytes against 20992 counted here).
+  const int64_t staticBytes =
+      (spec.k * epi.rows + (cfg.m + epi.rows) * perCTA +
+       (cfg.kWarps > 1 ? cfg.warps * cfg.sumsPerLane() * 32 : 0)) * 4 +
+      1024;
+  // Per SM: the block limit plus the 1 KB the hardware reserves per CTA.
+  const int64_t perSM = target.maxSharedBytesPerBlock + 1024;
+  if (2 * (bytes + staticBytes + 1024) > perSM)
+    return 0;
+  return bytes;
+}
+
 static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
                                           const GPUTarget &target,
                                           GPUConfigAttr config,
@@ -1597,6 +1740,8 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
     epi->acc = args[next++];
   Value result = args[next++];
 
+  if (epi)
+    epi->entryBytes = planOutlierTail(spec, target, cfg, *epi);
   DecodeKernelEmitter emitter(builder, loc, cfg, weight, lhsQ, lhs, result,
                               epi);
   emitter.emit(func);
@@ -1606,6 +1751,7 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
   launch.func = func;
   launch.grid = {cfg.numCTAs(), 1, 1};
   launch.block = block;
+  launch.sharedBytes = epi ? epi->entryBytes : 0;
   launch.variant = lhsQ ? "decode_w4a4" : "decode_w4a16";
   if (epi)
     launch.variant += "_epilogue";

@@ -16,14 +16,25 @@
 // RUN: %ptxas -arch=sm_90 -v %t.terms/fp4_kernels.ptx -o /dev/null 2>&1 | FileCheck %s --check-prefix=TERMSPTXAS
 // decode-outliers=tail: the decode kernels multiply the weight outliers in
 // a phase after the main loop (_epilogue_tail); exact arithmetic, no spill.
+// The activation sum and the CTA's entries (64 rows x 16 entries x 3
+// bytes of dynamic shared memory) are copied by cp.async before the main
+// loop and waited for before the tail.
 // RUN: rm -rf %t.tail && fp4-opt %S/corrections.mlir -fp4-pipeline-nvvm="chip=sm_90 decode-max-m=16 decode-outliers=tail format=isa export-dir=%t.tail" -o /dev/null
 // RUN: FileCheck %s --check-prefix=EXACT < %t.tail/fp4_kernels.ptx
+// RUN: FileCheck %s --check-prefix=TAILPTX < %t.tail/fp4_kernels.ptx
+// TAILPTX-LABEL: .entry fp4_matmul_6(
+// TAILPTX: cp.async.cg.shared.global
+// TAILPTX: cp.async.commit_group
+// TAILPTX-NOT: .entry
+// TAILPTX: cp.async.wait_group 0
+// TAILPTX-NEXT: bar.sync 0
 // RUN: %ptxas -arch=sm_90 -v %t.tail/fp4_kernels.ptx -o /dev/null 2>&1 | FileCheck %s --check-prefix=TAILPTXAS
 // RUN: FileCheck %s --check-prefix=TAILJSON < %t.tail/kernels.json
 // TAILPTXAS-NOT: {{[1-9][0-9]* bytes spill}}
 // TAILPTXAS: 0 bytes spill stores
 // TAILPTXAS-NOT: {{[1-9][0-9]* bytes spill}}
-// TAILJSON: "variant": "decode_w4a16_epilogue_tail"
+// TAILJSON: "shared_bytes": 3072,
+// TAILJSON-NEXT: "variant": "decode_w4a16_epilogue_tail"
 
 // EXACT-NOT: {{fma\.|\.ftz|\.approx|add\.f32|mul\.f32|sub\.f32}}
 // EXACT: mul.rn.f32
