@@ -184,9 +184,14 @@ def test_activation_prep(m, rotate, split, residual, weight_outliers, rotated,
         decode = [l for l in manifest
                   if l["variant"] == "decode_w4a16_epilogue_tail"]
         assert decode, [l["variant"] for l in manifest]
-        # The entries' copy: 64 rows x 256 entries x (2 + 1) bytes.
+        # With the entries' copy (64 rows x 256 entries x (2 + 1) bytes)
+        # all the kernel's shared memory is dynamic: the copy, the [K, M]
+        # f32 sum, the result stage ([stacked rows][64]) and the outlier
+        # stage ([M][64]), and the 8 warps' reduction buffer.
         assert decode[0].get("shared_bytes", 0) == (
-            64 * 256 * 3 if k == 4096 else 0), decode[0]
+            64 * 256 * 3 + 4096 * m * 4 + (len(parts) + 1) * m * 64 * 4 +
+            8 * 4 * 32 * 4
+            if k == 4096 else 0), decode[0]
     products = 2 if m * len(parts) > 32 else 1
     # One decode product does the epilogue itself unless its weight
     # outliers' [K, M] activation sum exceeds the 32 KB it stages.

@@ -338,6 +338,21 @@ private:
   /// into dynamic shared memory, in the sum's group.
   void prefetchOutlierEntries();
   bool sumStaged = false, sumInFlight = false;
+  /// A shared buffer of `type`: a workgroup attribution, or, once the
+  /// kernel copies outlier entries (FusedEpilogue::entryBytes), a 16-byte
+  /// aligned view of dynamic shared memory. A kernel's shared memory is all
+  /// one or all the other: the NVVM lowering declares dynamic shared memory
+  /// as a zero-size .shared variable (not .extern), which is only the
+  /// dynamic region where no static variable precedes it.
+  Value sharedBuffer(MemRefType type);
+  gpu::GPUFuncOp kernel;
+  Value dynamicShared;
+
+public:
+  /// Dynamic shared memory the kernel uses (bytes; 0 without entries).
+  int64_t dynamicBytes = 0;
+
+private:
   Value tid;
 
   /// Accumulator index: [rowTile][nTile][parity][element].
@@ -731,20 +746,20 @@ void DecodeKernelEmitter::prefetchOutlierEntries() {
   const int64_t valueBytes = valueType.getIntOrFloatBitWidth() / 8;
   auto workgroup =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  Value smem = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface(), workgroup));
-  // [CTA rows, entries per row] views for the tail, flat ones to copy.
-  auto view = [&](int64_t offset, ArrayRef<int64_t> shape, Type elt) {
+  // [CTA rows, entries per row] for the tail; the copy goes through flat
+  // views of the same bytes.
+  auto buffer = [&](Type elt, Value &rows) {
+    rows = sharedBuffer(MemRefType::get({perCTA, perRow}, elt,
+                                        MemRefLayoutAttrInterface(), workgroup));
+    auto view = rows.getDefiningOp<memref::ViewOp>();
     return memref::ViewOp::create(
         b, loc,
-        MemRefType::get(shape, elt, MemRefLayoutAttrInterface(), workgroup),
-        smem, idx(offset), ValueRange{});
+        MemRefType::get({perCTA * perRow}, elt, MemRefLayoutAttrInterface(),
+                        workgroup),
+        view.getSource(), view.getByteShift(), ValueRange{});
   };
-  const int64_t indexOffset = perCTA * perRow * valueBytes;
-  epi->entryValues = view(0, {perCTA, perRow}, valueType);
-  epi->entryIndices = view(indexOffset, {perCTA, perRow}, b.getI8Type());
+  Value flatValues = buffer(valueType, epi->entryValues);
+  Value flatIndices = buffer(b.getI8Type(), epi->entryIndices);
   const int64_t threads = 32 * cfg.warps;
   auto copyRun = [&](Value src, Value to, int64_t elementBytes) {
     const int64_t piece = 16 / elementBytes;
@@ -780,10 +795,28 @@ void DecodeKernelEmitter::prefetchOutlierEntries() {
              [&](OpBuilder &, Location) { copy(minIdx(i, count - 1)); });
     }
   };
-  copyRun(epi->outlierValues, view(0, {perCTA * perRow}, valueType),
-          valueBytes);
-  copyRun(epi->outlierIndices,
-          view(indexOffset, {perCTA * perRow}, b.getI8Type()), 1);
+  copyRun(epi->outlierValues, flatValues, valueBytes);
+  copyRun(epi->outlierIndices, flatIndices, 1);
+}
+
+Value DecodeKernelEmitter::sharedBuffer(MemRefType type) {
+  if (!epi || epi->entryBytes == 0)
+    return kernel.addWorkgroupAttribution(type, loc);
+  auto workgroup = type.getMemorySpace();
+  if (!dynamicShared) {
+    // At the kernel's entry, so that it dominates every view.
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&kernel.getBody().front());
+    dynamicShared = gpu::DynamicSharedMemoryOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                        MemRefLayoutAttrInterface(), workgroup));
+  }
+  const int64_t offset = llvm::alignTo(dynamicBytes, 16);
+  dynamicBytes = offset + type.getNumElements() *
+                              type.getElementTypeBitWidth() / 8;
+  return memref::ViewOp::create(b, loc, type, dynamicShared, idx(offset),
+                                ValueRange{});
 }
 
 void DecodeKernelEmitter::awaitActivationSum() {
@@ -874,10 +907,8 @@ void DecodeKernelEmitter::emitOutlierTail(gpu::GPUFuncOp func) {
   const int64_t rowsPerWarp = llvm::divideCeil(perCTA, cfg.warps);
   auto workgroup =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  outlierStage = func.addWorkgroupAttribution(
-      MemRefType::get({rows * perCTA}, b.getF32Type(),
-                      MemRefLayoutAttrInterface(), workgroup),
-      loc);
+  outlierStage = sharedBuffer(MemRefType::get(
+      {rows * perCTA}, b.getF32Type(), MemRefLayoutAttrInterface(), workgroup));
   // [N, blocks, entries] as [N, blocks * entries].
   auto flat = [&](Value memref) -> Value {
     SmallVector<ReassociationIndices> groups = {{0}, {1, 2}};
@@ -1102,6 +1133,7 @@ void DecodeKernelEmitter::storeResult(Value value, Value sumIndex,
 }
 
 void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
+  kernel = func;
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   lane = rem(tid, 32);
   warp = div(tid, 32);
@@ -1132,10 +1164,9 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
   if (epi && epi->hasOutliers()) {
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                                 gpu::AddressSpace::Workgroup);
-    epi->staged = func.addWorkgroupAttribution(
+    epi->staged = sharedBuffer(
         MemRefType::get({cfg.k * epi->rows}, b.getF32Type(),
-                        MemRefLayoutAttrInterface(), workgroup),
-        loc);
+                        MemRefLayoutAttrInterface(), workgroup));
   }
   // Without the pipelined loop the copy goes first.
   if (!(cfg.fullGroups() > 0 && cfg.prefetch > 0))
@@ -1229,10 +1260,9 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
       addOutlierSums(sums, ArrayRef<Value>(acc).drop_front(numAcc()));
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                                 gpu::AddressSpace::Workgroup);
-    stage = func.addWorkgroupAttribution(
+    stage = sharedBuffer(
         MemRefType::get({cfg.m * cfg.rowsPerCTA()}, b.getF32Type(),
-                        MemRefLayoutAttrInterface(), workgroup),
-        loc);
+                        MemRefLayoutAttrInterface(), workgroup));
   }
   auto finished = [&](Value v, Value sumIndex, Value sumLane) {
     if (epi)
@@ -1264,7 +1294,7 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   auto smemType = MemRefType::get({cfg.warps * perLane * 32}, b.getF32Type(),
                                   MemRefLayoutAttrInterface(), workgroup);
-  Value smem = func.addWorkgroupAttribution(smemType, loc);
+  Value smem = sharedBuffer(smemType);
   for (int64_t i = 0; i < perLane; ++i)
     memref::StoreOp::create(
         b, loc, sums[i], smem,
@@ -1751,7 +1781,7 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
   launch.func = func;
   launch.grid = {cfg.numCTAs(), 1, 1};
   launch.block = block;
-  launch.sharedBytes = epi ? epi->entryBytes : 0;
+  launch.sharedBytes = emitter.dynamicBytes;
   launch.variant = lhsQ ? "decode_w4a4" : "decode_w4a16";
   if (epi)
     launch.variant += "_epilogue";
