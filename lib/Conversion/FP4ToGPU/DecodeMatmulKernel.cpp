@@ -1775,6 +1775,11 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
   DecodeKernelEmitter emitter(builder, loc, cfg, weight, lhsQ, lhs, result,
                               epi);
   emitter.emit(func);
+  // sharedBuffer's invariant: dynamic shared memory only in a kernel
+  // without static workgroup buffers (see there).
+  assert((emitter.dynamicBytes == 0 ||
+          func.getWorkgroupAttributions().empty()) &&
+         "a decode kernel mixes static and dynamic shared memory");
 
   KernelPlan plan;
   KernelLaunch launch;
