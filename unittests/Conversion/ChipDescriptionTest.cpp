@@ -64,3 +64,19 @@ TEST(ChipDescription, MatmulClassBoundariesAreOrdered) {
     }
   }
 }
+
+// Resident CTAs by shared memory: 228 KB per SM on the H200 with 1 KB
+// reserved per CTA, so two 113 KB CTAs fit and two of 113 KB + 1 byte do
+// not (the boundary the two-slot prefill ring and the decode entry copy
+// plan against); a block at the limit is one CTA.
+TEST(ChipDescription, CTAsPerSMBySharedMemory) {
+  const ChipDescription &h200 = getChipDescription(GPUChip::SM90a);
+  const int64_t perSM = 228 * 1024;
+  EXPECT_EQ(h200.ctasPerSMByShared(perSM / 2 - 1024), 2);
+  EXPECT_EQ(h200.ctasPerSMByShared(perSM / 2 - 1024 + 1), 1);
+  EXPECT_EQ(h200.ctasPerSMByShared(h200.maxSharedBytesPerBlock), 1);
+  EXPECT_EQ(h200.ctasPerSMByShared(0), perSM / 1024);
+  for (const ChipDescription &chip : getChipDescriptions())
+    EXPECT_EQ(chip.ctasPerSMByShared(chip.maxSharedBytesPerBlock), 1)
+        << chip.chip.str();
+}

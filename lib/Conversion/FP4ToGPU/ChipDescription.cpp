@@ -68,6 +68,16 @@ int64_t ChipDescription::ptxVersion() const {
   return version;
 }
 
+int64_t ChipDescription::ctasPerSMByShared(int64_t bytesPerBlock) const {
+  // On every chip of the table an SM's shared memory is the block limit
+  // plus 1 KB, and the hardware reserves 1 KB of it per resident CTA (CUDA
+  // programming guide, compute capability tables: e.g. sm_90 228 KB per SM,
+  // 227 KB per block).
+  constexpr int64_t kReservedPerCTA = 1024;
+  return (maxSharedBytesPerBlock + kReservedPerCTA) /
+         (bytesPerBlock + kReservedPerCTA);
+}
+
 const ChipDescription &mlir::fp4::getChipDescription(GPUChip chip) {
   const ChipDescription &description = kChips[static_cast<unsigned>(chip)];
   assert(description.kind == chip && "chip table out of GPUChip order");

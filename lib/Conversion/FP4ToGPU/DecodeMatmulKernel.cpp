@@ -191,8 +191,13 @@ struct FusedEpilogue {
   Value entryValues, entryIndices;
 
   bool hasOutliers() const { return spec.outlierEntries > 0; }
-  /// The outliers' product inside the main loop (else its tail phase).
+  /// The outliers' product inside the main loop, or in its tail phase.
   bool outliersInLoop() const { return hasOutliers() && !spec.outlierTail; }
+  bool outliersInTail() const { return hasOutliers() && spec.outlierTail; }
+  /// Outlier entries of one weight row ([blocks x entries]).
+  int64_t entriesPerRow(int64_t k) const {
+    return k / spec.outlierBlockSize * spec.outlierEntries;
+  }
   /// Outlier entries of one weight row in a lane's 32-element unit: one
   /// block's (a block of 32 or more holds the unit), or two blocks' (16).
   int64_t entriesPerUnit() const {
@@ -694,11 +699,12 @@ void DecodeKernelEmitter::stageActivationSum() {
       b, loc, flatType, epi->summedT,
       ArrayRef<ReassociationIndices>{ReassociationIndices{0, 1}});
   auto v4 = VectorType::get({4}, b.getF32Type());
-  // The tail form (measured at 1 x 14336 x 4096: the synchronous copy in
-  // front of the weight stream costs about 4 us, docs/Performance.md)
-  // needs the sum only after the main loop: cp.async (16 bytes, L2 only)
-  // lets the weight stream start at once.
-  sumInFlight = !epi->outliersInLoop();
+  // The tail form needs the sum only after the main loop: cp.async (16
+  // bytes, L2 only) lets the weight stream start at once (the synchronous
+  // copy in front of it cost about 4 us at 1 x 14336 x 4096). Measured
+  // alone, without the entry copy, that tail is still 0.4 us slower than
+  // the loop form (docs/Performance.md, "Session 14").
+  sumInFlight = epi->outliersInTail();
   for (int64_t it = 0; it * threads < pieces; ++it) {
     Value piece = add(tid, it * threads);
     auto copy = [&](Value i) {
@@ -740,8 +746,7 @@ void DecodeKernelEmitter::prefetchOutlierEntries() {
   // Entries per row are a multiple of 16 (planOutlierTail), so every
   // 16-byte piece of both runs is aligned.
   const int64_t perCTA = cfg.rowsPerCTA();
-  const int64_t perRow =
-      cfg.k / epi->spec.outlierBlockSize * epi->spec.outlierEntries;
+  const int64_t perRow = epi->entriesPerRow(cfg.k);
   Type valueType = epi->spec.outlierValuesType;
   const int64_t valueBytes = valueType.getIntOrFloatBitWidth() / 8;
   auto workgroup =
@@ -902,7 +907,7 @@ void DecodeKernelEmitter::emitOutlierTail(gpu::GPUFuncOp func) {
   // first gather.
   const int64_t perBlock = epi->spec.outlierEntries;
   const int64_t rows = epi->rows, perCTA = cfg.rowsPerCTA();
-  const int64_t perRow = cfg.k / epi->spec.outlierBlockSize * perBlock;
+  const int64_t perRow = epi->entriesPerRow(cfg.k);
   const int64_t per = llvm::divideCeil(perRow, int64_t{32});
   const int64_t rowsPerWarp = llvm::divideCeil(perCTA, cfg.warps);
   auto workgroup =
@@ -1274,7 +1279,7 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
   // the main loop's sums are staged (their registers free again), then
   // the pass over the stage.
   auto finalPass = [&] {
-    if (epi->hasOutliers() && !epi->outliersInLoop())
+    if (epi->outliersInTail())
       emitOutlierTail(func);
     gpu::BarrierOp::create(b, loc);
     emitFinalPass(stage, tid);
@@ -1542,26 +1547,23 @@ static int64_t planOutlierTail(const MatmulKernelSpec &spec,
                                const GPUTarget &target,
                                const DecodeConfig &cfg,
                                const FusedEpilogue &epi) {
-  if (!epi.hasOutliers() || epi.outliersInLoop())
+  if (!epi.outliersInTail())
     return 0;
-  const int64_t perRow =
-      spec.k / epi.spec.outlierBlockSize * epi.spec.outlierEntries;
+  const int64_t perRow = epi.entriesPerRow(spec.k);
   const int64_t valueBytes =
       epi.spec.outlierValuesType.getIntOrFloatBitWidth() / 8;
   if (perRow % 16 != 0 || valueBytes > 16 || 16 % valueBytes != 0)
     return 0;
   const int64_t perCTA = cfg.rowsPerCTA();
   const int64_t bytes = perCTA * perRow * (valueBytes + 1);
-  // The static stages: the sum, the result and outlier stages, the K
-  // warps' reduction buffer, and 1 KB for what ptxas adds (sm_90a,
-  // 1 x 14336 x 4096: 21252 bytes against 20992 counted here).
-  const int64_t staticBytes =
+  // With the copy every shared buffer is dynamic (sharedBuffer): the
+  // copy, the f32 sum, the result and outlier stages and the K warps'
+  // reduction buffer, plus up to 16 bytes of alignment per buffer.
+  const int64_t others =
       (spec.k * epi.rows + (cfg.m + epi.rows) * perCTA +
        (cfg.kWarps > 1 ? cfg.warps * cfg.sumsPerLane() * 32 : 0)) * 4 +
-      1024;
-  // Per SM: the block limit plus the 1 KB the hardware reserves per CTA.
-  const int64_t perSM = target.maxSharedBytesPerBlock + 1024;
-  if (2 * (bytes + staticBytes + 1024) > perSM)
+      6 * 16;
+  if (target.ctasPerSMByShared(bytes + others) < 2)
     return 0;
   return bytes;
 }
@@ -1790,7 +1792,7 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
   launch.variant = lhsQ ? "decode_w4a4" : "decode_w4a16";
   if (epi)
     launch.variant += "_epilogue";
-  if (epi && epi->hasOutliers() && !epi->outliersInLoop())
+  if (epi && epi->outliersInTail())
     launch.variant += "_tail";
   for (const KernelArg &arg : mainArgs)
     launch.argNames.push_back(arg.name);

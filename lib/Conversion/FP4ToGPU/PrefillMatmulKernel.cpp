@@ -1634,16 +1634,14 @@ static void planWgmma(PrefillPlan &p, const GPUTarget &target) {
   // earlier); where dropping it lets a second CTA onto the SM (the stacked
   // row groups' tiles: 143 KB at 3 slots, 104 KB at 2, for 128 x 128 x 64
   // and two groups; the sparse residual's 119 KB -> 90 KB), the A tile is
-  // issued one iteration later instead (lateA). Per SM: the block limit
-  // plus the 1 KB the hardware reserves per CTA.
+  // issued one iteration later instead (lateA).
   int64_t spStage = p.sparse ? p.bm * (p.bk / 2) * 2 + p.bm * (p.bk / 8) : 0;
   int64_t stages = p.stages;
   bool lateA = false;
   if (!p.w4a4 && stages == 3) {
-    int64_t perSM = target.maxSharedBytesPerBlock + 1024;
     int64_t bufs = 2 * p.bn * p.bk * 2;
     auto ctas = [&](int64_t n) {
-      return perSM / (n * (aStage + bStage + spStage) + bufs + 1024);
+      return target.ctasPerSMByShared(n * (aStage + bStage + spStage) + bufs);
     };
     if (ctas(3) == 1 && ctas(2) >= 2) {
       lateA = true;

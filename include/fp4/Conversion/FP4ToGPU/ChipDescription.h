@@ -59,6 +59,9 @@ struct ChipDescription {
   int64_t warpGroupThreads;
   /// Largest shared memory of one block, dynamic included, in bytes.
   int64_t maxSharedBytesPerBlock;
+  /// How many CTAs of `bytesPerBlock` shared memory (static + dynamic) one
+  /// SM holds at once, as far as shared memory goes.
+  int64_t ctasPerSMByShared(int64_t bytesPerBlock) const;
   /// 32-bit registers of one SM and of one thread.
   int64_t registersPerSM;
   int64_t maxRegistersPerThread;
