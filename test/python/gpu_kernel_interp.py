@@ -649,11 +649,13 @@ class Launch:
                 _, shape, e, _ = parse_type(tout)
                 self.set(op, [Buffer(shape, e, data=buf.bytes)])
             elif name == "llvm.inline_asm":
-                if op.results:
+                if op.results and _WGMMA_RS.search(op.props):
+                    self.set(op, [self.inline_wgmma_rs(op, ins, mask)])
+                elif op.results:
                     self.set(op, [self.inline_wgmma_sp(op, ins, mask)])
                 else:
                     assert re.search(r'asm_string = ""', op.props), \
-                        "only empty asm barriers and wgmma.sp are modelled"
+                        "only empty asm barriers and wgmma(.sp) are modelled"
             elif name == "llvm.extractvalue":
                 pos = int(re.search(r"array<i64: (\d+)>", op.props).group(1))
                 self.set(op, [ins[0][pos]])
@@ -675,6 +677,10 @@ class Launch:
                 assert ins[0] is self.dynamic_shared, \
                     "only the dynamic shared memory's address is modelled"
                 self.set(op, [np.zeros(self.n, np.uint64)])
+            elif name == "nvvm.barrier":
+                # A named barrier (bar.sync id, threads): lockstep, like
+                # gpu.barrier; only the plain form is modelled.
+                assert not op.results, "barrier reductions are not modelled"
             elif name in ("nvvm.fence.proxy", "nvvm.wgmma.fence.aligned",
                           "nvvm.wgmma.commit.group.sync.aligned",
                           "nvvm.wgmma.wait.group.sync.aligned"):
@@ -1005,6 +1011,58 @@ def _inline_wgmma_sp(self, op, ins, mask):
 
 
 Launch.inline_wgmma_sp = _inline_wgmma_sp
+
+
+_WGMMA_RS = re.compile(
+    r'asm_string = "wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16\.'
+    r'f32\.bf16\.bf16 \{([^}]*)\}, \{\$(\d+), \$(\d+), \$(\d+), '
+    r'\$(\d+)\}, \$(\d+), 1, 1, 1, 0;"')
+
+
+def _inline_wgmma_rs(self, op, ins, mask):
+    """The inline PTX wgmma.mma_async m64nNk16 bf16 -> f32 with A from
+    registers (buildWgmmaRegisterABF16): D = A B^T + D per warp group. A's
+    four bf16-pair registers per thread in the mma.sync m16n8k16 A layout
+    of each warp's 16 rows (warp w of the group: rows 16 w + g (regs 0, 2)
+    and 16 w + g + 8 (regs 1, 3), k 2q, 2q + 1 (regs 0, 1) and 2q + 8,
+    2q + 9 (regs 2, 3), low half first), B's N x 16 from descB. Computed in
+    f64, one f32 rounding; D's layout as _wgmma's."""
+    m = _WGMMA_RS.search(op.props)
+    N = int(m.group(1))
+    regs = N // 2
+    assert [r.strip() for r in m.group(2).split(",")] == \
+        [f"${i}" for i in range(regs)], "D must be $0..$N/2-1"
+    assert [int(m.group(i)) for i in range(3, 8)] == \
+        list(range(2 * regs, 2 * regs + 5)), "A registers, then descB"
+    cons = re.search(r'constraints = "([^"]*)"', op.props).group(1)
+    assert cons.split(",") == ["=f"] * regs + [str(i) for i in range(regs)] \
+        + ["r", "r", "r", "r", "l"], cons
+    assert "has_side_effects" in op.props
+    acc = ins[:regs]
+    a_regs = [np.asarray(x).astype(np.uint32) for x in
+              ins[regs:regs + 4]]
+    desc_b = ins[regs + 4]
+    read = self.warpgroup_operands(desc_b, desc_b, mask)
+    B = read(1, N, 16)            # [groups, N, 16]
+    groups = B.shape[0]
+    t = np.arange(128)
+    w, g, q = t // 32, (t % 32) // 4, t % 4
+    A = np.zeros((groups, 64, 16))
+
+    def halves(v):
+        v = v.reshape(groups, 128)
+        lo = ((v & np.uint32(0xFFFF)) << np.uint32(16)).view(np.float32)
+        hi = (v & np.uint32(0xFFFF0000)).view(np.float32)
+        return lo.astype(np.float64), hi.astype(np.float64)
+    for r, (dr, dk) in enumerate([(0, 0), (8, 0), (0, 8), (8, 8)]):
+        lo, hi = halves(a_regs[r])
+        row, col = 16 * w + g + dr, 2 * q + dk
+        A[:, row, col] = lo
+        A[:, row, col + 1] = hi
+    return _warpgroup_result(A @ B.transpose(0, 2, 1), acc, mask)
+
+
+Launch.inline_wgmma_rs = _inline_wgmma_rs
 
 
 def _segments(op, counts):

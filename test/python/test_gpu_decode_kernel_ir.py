@@ -80,10 +80,11 @@ class DecodeLaunch(interp.Launch):
                 return self.set(op, [bf16_round(x) if tout == "bf16" else x.astype(np.float16)])
             if name == "nvvm.mma.sync":
                 return self.set(op, [self.mma(ins)])
-            if name == "llvm.inline_asm":
-                # Only the empty side-effecting statement that keeps LLVM
-                # from sinking pipelined loads into the loop (no PTX).
-                assert 'asm_string = ""' in op.props and not op.results, op.props
+            if name == "llvm.inline_asm" and not op.results:
+                # The empty side-effecting statement that keeps LLVM from
+                # sinking pipelined loads into the loop (no PTX); with
+                # results, the warp-group form's wgmma (the base class).
+                assert 'asm_string = ""' in op.props, op.props
                 return None
             if name == "llvm.extractvalue":
                 pos = int(re.search(r"array<i64: (\d+)>", op.props).group(1))
@@ -146,7 +147,7 @@ class DecodeLaunch(interp.Launch):
         self.set(op, carried)
 
 
-def matmul_ir(lhs_type, rhs_type, result_type, options=""):
+def matmul_ir(lhs_type, rhs_type, result_type, options="", chip="sm_90"):
     m = re.match(r"(?:tensor|!fp4.tensor)<(\d+)x(\d+)x", lhs_type)
     n = re.match(r"!fp4.tensor<(\d+)x", rhs_type).group(1)
     res = f"tensor<{m.group(1)}x{n}x{result_type}>"
@@ -156,7 +157,7 @@ def matmul_ir(lhs_type, rhs_type, result_type, options=""):
     if not os.path.exists(FP4_OPT):
         pytest.skip(f"fp4-opt not built at {FP4_OPT}")
     out = subprocess.run(
-        [FP4_OPT, "-", f"-convert-fp4-to-gpu=chip=sm_90 {options}".strip(),
+        [FP4_OPT, "-", f"-convert-fp4-to-gpu=chip={chip} {options}".strip(),
          "-mlir-print-op-generic"],
         input=src, capture_output=True, text=True, check=True).stdout
     kernels = interp.parse_manifest(out)
@@ -195,7 +196,7 @@ def components(q):
 
 
 def run(m, n, k, wkind, akind=None, result="f32", options="", block=32, macro=256,
-        wscale=(110, 140)):
+        wscale=(110, 140), chip="sm_90", variant=None):
     rng = np.random.default_rng(m * 7919 + n * 31 + k)
     w = random_quant(rng, wkind, n, k, block=block, macro=macro, scale_range=wscale)
     if akind is None:
@@ -204,8 +205,10 @@ def run(m, n, k, wkind, akind=None, result="f32", options="", block=32, macro=25
     else:
         xq = random_quant(rng, akind, m, k)
         lhs_type, lhs_data, a = quant_type(akind, m, k), components(xq), xq.dequantize()
-    kernels = matmul_ir(lhs_type, quant_type(wkind, n, k, block, macro), result, options)
-    assert kernels[0]["variant"] == ("decode_w4a4" if akind else "decode_w4a16")
+    kernels = matmul_ir(lhs_type, quant_type(wkind, n, k, block, macro), result, options,
+                        chip)
+    assert kernels[0]["variant"] == (
+        variant or ("decode_w4a4" if akind else "decode_w4a16"))
     # The plan's buffers by name: inputs and the result in ABI order (the
     # union over the launches), scratch zero-filled like the host does.
     data = lhs_data + components(w) + [None]
@@ -339,3 +342,49 @@ def test_prefetch_loads_ahead():
         assert len(loops) == 1, loops
         assert loops[0].count("i32") == depth * 2 * 2 * 5, (depth, loops[0])
         assert out.count("llvm.inline_asm") == (2 if depth else 0)
+
+
+WGMMA = "decode-mma=wgmma"
+
+
+@pytest.mark.parametrize("args,kw", [
+    # M = 16 with a K tail (2 chunks + 96), M = 1 and 13 (N padded to 8 and
+    # 16 columns), 32 rows (n32: the stacked products) with a partial chunk,
+    # 130 weight rows (3 row CTAs, the last partial) with 4 warps (one K
+    # warp group) and bf16 results, extreme scales (E8M0 0 .. 250), blocks
+    # of 16, NVFP4 with an f16 result, and k-unroll 256 (two chunks per
+    # group, 4 atoms per slot).
+    ((16, 77, 352, "mxfp4"), {}),
+    ((1, 64, 256, "mxfp4"), {}),
+    ((13, 33, 288, "mxfp4"), {}),
+    ((32, 70, 1088, "mxfp4"), dict(options=WGMMA + " decode-max-m=32")),
+    ((9, 130, 640, "mxfp4"), dict(result="bf16", options=WGMMA + " decode-warps=4")),
+    ((4, 16, 512, "mxfp4"), dict(wscale=(0, 250))),
+    ((2, 16, 448, "mxfp4"), dict(block=16)),
+    ((3, 20, 416, "nvfp4"), dict(result="f16")),
+    ((16, 70, 1184, "mxfp4"), dict(options=WGMMA + " decode-k-unroll=256 decode-warps=12")),
+])
+def test_w4a16_wgmma(args, kw):
+    # sm_90a's warp-group form: the dequantized weights as wgmma's register
+    # A operand, the activations staged into shared memory in the weight
+    # fragments' K order (the interpreter models the inline PTX per warp
+    # group, the descriptors and the 128-byte swizzle).
+    kw.setdefault("options", WGMMA)
+    run(*args, chip="sm_90a", variant="decode_w4a16_wgmma", **kw)
+
+
+@pytest.mark.parametrize("args,kw", [
+    ((4, 24, 416, "mxfp4"), dict(akind="mxfp4")),
+    ((11, 17, 640, "nvfp4"), dict(akind="nvfp4")),
+    ((16, 70, 1184, "mxfp4"), dict(akind="mxfp4")),
+])
+def test_w4a4_wgmma(args, kw):
+    # W4A4: the activation codes dequantized into the staged B operand with
+    # the weights' pairing; from 9 rows the selection's default on sm_90a.
+    options = WGMMA if args[0] < 9 else ""
+    run(*args, chip="sm_90a", variant="decode_w4a4_wgmma", options=options, **kw)
+
+
+def test_wgmma_form_falls_back_for_macro_weights():
+    # Macro factors scale per-chunk f32 partial sums: mma.sync only.
+    run(6, 16, 512, "macro", chip="sm_90a", options=WGMMA, variant="decode_w4a16")

@@ -79,6 +79,30 @@ def chain_mlir(m, n, k, weight_outliers, acc, result, wbs=32, wk=2):
     (12, True, True, "bf16", 1024, 16, 1), (9, True, False, "f32", 1024, 64, 4),
     (16, True, False, "f32", 2560, 32, 4), (10, True, True, "bf16", 1024, 32, 4)])
 def test_fused_chain(m, weight_outliers, acc, result, k, wbs, wk):
+    check_fused_chain(m, weight_outliers, acc, result, k, wbs, wk)
+
+
+@pytest.mark.parametrize("m,acc,result,k", [
+    (1, False, "f32", 64), (10, True, "bf16", 320), (12, False, "f32", 320),
+    (16, True, "f32", 352), (9, False, "f32", 64)])
+def test_fused_chain_wgmma(m, acc, result, k):
+    """sm_90a: the stacked products on the decode kernel's warp-group form
+    (decode_w4a16_wgmma from 9 rows, by default; at M = 1 by the option),
+    with its fused epilogue (one product of up to 32 rows: M = 1, 9, 10)
+    or the epilogue kernel (two products at M = 12 and 16); chains without weight
+    outliers (the wgmma form has no outlier path) stay on the decode plan
+    from 9 rows instead of going to the prefill kernel."""
+    options = "decode-mma=wgmma" if m < 9 else ""
+    variants = check_fused_chain(m, False, acc, result, k, 32, 2,
+                                 chip="sm_90a", options=options)
+    products = -(-3 // max(1, 32 // m))
+    assert variants[1:1 + products] == \
+        ["decode_w4a16_wgmma" + ("_epilogue" if products == 1 else "")] * \
+        products, variants
+
+
+def check_fused_chain(m, weight_outliers, acc, result, k, wbs, wk,
+                      chip="sm_90", options=""):
     n = 37
     rng = np.random.default_rng(100 + m + k)
     x = ref.round_to_bf16(rng.standard_normal((m, k)).astype(np.float32))
@@ -98,7 +122,8 @@ def test_fused_chain(m, weight_outliers, acc, result, k, wbs, wk):
               "weights.values": bf16_bits(wv), "weights.indices": wi,
               "acc": y0}
     kernels, manifest = compile_op(
-        chain_mlir(m, n, k, weight_outliers, acc, result, wbs, wk))
+        chain_mlir(m, n, k, weight_outliers, acc, result, wbs, wk), chip,
+        options)
     stems = [l["name"].rsplit("_", 1)[0] for l in manifest]
     # 3 row groups: one decode product for M <= 10 (up to 32 rows), which
     # does the epilogue itself; at 12 and 16, two groups (24 or 32 rows)
@@ -117,7 +142,7 @@ def test_fused_chain(m, weight_outliers, acc, result, k, wbs, wk):
                 buffers[name] = buffer_for(name, dtype, shape, inputs.get(name))
             args.append(buffers[name])
         interp.run_kernel(kernels[launch["name"]], launch["grid"],
-                          launch["block"], args)
+                          launch["block"], args, launch["shared_bytes"])
     got = {name: b.bytes.view(b.dtype).reshape(b.shape)
            for name, b in buffers.items()}
     parts = [ref.dequantize(qx), scatter(xv, xi, 32), scatter(rv, ri, 4)]
@@ -138,3 +163,4 @@ def test_fused_chain(m, weight_outliers, acc, result, k, wbs, wk):
     tol = 2.0 ** -8 if result == "bf16" else 1e-6
     err = np.linalg.norm(y.astype(np.float64) - y64) / np.linalg.norm(y64)
     assert err <= tol, err
+    return [l.get("variant") for l in manifest]

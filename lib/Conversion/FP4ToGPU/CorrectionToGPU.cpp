@@ -165,6 +165,7 @@ struct DecodeChainLaunch {
 /// failing after the activation side is lowered.
 static SmallVector<DecodeChainLaunch, 1>
 decodeChainLaunches(const FusedCorrectionChain &chain,
+                    const ChipDescription &chip,
                     const GPUConfigOverrides &options,
                     ArrayRef<int64_t> chunks, bool &epilogueInKernel) {
   MLIRContext *ctx = chain.weight.getContext();
@@ -193,7 +194,7 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
     for (int64_t groups : chunks)
       launches.push_back({stackedProductSpec(chain, groups * m,
                                              Float32Type::get(ctx)),
-                          options});
+                          withDecodeMMADefault(chip, groups * m, options)});
     return launches;
   }
   MatmulKernelSpec spec = stackedProductSpec(
@@ -222,7 +223,11 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   // 32-element unit: top-4 measured slower at 512 (outlier_k4, same
   // shape: 34.8 us against 31.4, docs/perf/gpu_all_2026-12-04_s9.txt).
   // The tail form's loop is the plain product's: the default unroll.
-  GPUConfigOverrides overrides = options;
+  // Without weight outliers the product may run on warp-group MMA (the
+  // decode kernel's wgmma form has no outlier path).
+  GPUConfigOverrides overrides =
+      chain.weightValues ? options
+                         : withDecodeMMADefault(chip, numGroups * m, options);
   int64_t unitEntries =
       epilogue.outlierEntries * (chain.weightBlockSize == 16 ? 2 : 1);
   if (chain.weightValues && !epilogue.outlierTail &&
@@ -271,10 +276,14 @@ struct CorrectionPattern : public OpRewritePattern<OpTy> {
         },
         // The user's decode-max-m is the boundary as given.
         hooks.options.decodeMaxM ? 0 : hooks.target.correctionPrefillMinM,
+        // From correctionPrefillMinM rows a chain without weight outliers
+        // keeps the decode plan where its stacked product runs on wgmma.
+        withDecodeMMADefault(hooks.target, kStackedDecodeRows, hooks.options)
+                .decodeMMA == GPUPrefillMMA::WGMMA,
         [this](const FusedCorrectionChain &chain, std::string &reason) {
           bool epilogueInKernel = false;
           for (const DecodeChainLaunch &l : decodeChainLaunches(
-                   chain, hooks.options, decodeChunks(chain),
+                   chain, hooks.target, hooks.options, decodeChunks(chain),
                    epilogueInKernel)) {
             GPUConfigAttr config = selectGPUConfigForFamily(
                 this->getContext(), GPUKernelFamily::Decode, l.overrides);
@@ -793,7 +802,7 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     bool epilogueInKernel = false;
     SmallVector<DecodeChainLaunch, 1> decodeLaunches;
     if (chain.decode)
-      decodeLaunches = decodeChainLaunches(chain, hooks.options,
+      decodeLaunches = decodeChainLaunches(chain, hooks.target, hooks.options,
                                            stack.outputGroups,
                                            epilogueInKernel);
     if (epilogueInKernel) {

@@ -55,6 +55,7 @@
 #include "CorrectionOperandReader.h"
 #include "ElementwiseKernel.h"
 #include "FragmentDequant.h"
+#include "WarpgroupMMA.h"
 #include "fp4/Conversion/FP4ToGPU/KernelBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -159,6 +160,9 @@ struct DecodeConfig {
   int64_t splitK = 1;
   /// Main-loop iterations whose weight words are loaded ahead (0: none).
   int64_t prefetch = 1;
+  /// The warp-group form (mma = wgmma): each K warp is a warp group of 4
+  /// row warps (64 weight rows), warp = kWarp * 4 + row warp.
+  bool wgmma = false;
 
   int64_t fullChunks() const { return k / kChunk; }
   int64_t fullGroups() const { return fullChunks() / unroll; }
@@ -172,6 +176,12 @@ struct DecodeConfig {
   }
   /// f32 partial sums per lane: 4 per (row tile, n-tile).
   int64_t sumsPerLane() const { return 4 * rowTiles * nTiles; }
+  /// The warp-group form: the wgmma N (activation rows, padded to 8), the
+  /// bf16 elements of one 128-byte-swizzle atom of the staged activations
+  /// (N rows x 64 K slots) and of one K warp's slot (2 atoms per chunk).
+  int64_t wgmmaN() const { return 8 * nTiles; }
+  int64_t atomElements() const { return wgmmaN() * 64; }
+  int64_t slotElements() const { return 2 * unroll * atomElements(); }
 };
 
 /// The fused correction chain's epilogue (MatmulKernelSpec::Epilogue) as
@@ -307,6 +317,18 @@ private:
                                              ArrayRef<Value> bytes);
   Value dequantPair(Value word, int64_t pair, ArrayRef<Value> factor);
   SmallVector<Value> computeChunks(ArrayRef<ChunkLoads> loads, ValueRange acc);
+  /// The warp-group form: the group's activation rows into this K warp's
+  /// slot of shared memory, in the K order of the weight fragments
+  /// (stageActivations), then one wgmma per k16 step with the dequantized
+  /// weights as the register A operand (computeChunksWgmma).
+  void stageActivations(Value firstChunk, int64_t count, bool masked);
+  SmallVector<Value> computeChunksWgmma(ArrayRef<ChunkLoads> loads,
+                                        ValueRange acc);
+  /// bar.sync of this K warp's warp group (barrier 1 + K warp, 128
+  /// threads): the K warps' groups run different trip counts.
+  void warpGroupBarrier();
+  /// The warp index of row warp `rowWarp`'s K warp `k` (both forms).
+  Value warpOf(Value rowWarp, int64_t k);
   SmallVector<Value> emitGroup(ValueRange acc, Value firstChunk, int64_t count,
                                bool masked);
   void addOutlierProducts(const ChunkLoads &loads, MutableArrayRef<Value> out);
@@ -349,9 +371,16 @@ private:
   /// one or all the other: the NVVM lowering declares dynamic shared memory
   /// as a zero-size .shared variable (not .extern), which is only the
   /// dynamic region where no static variable precedes it.
-  Value sharedBuffer(MemRefType type);
+  Value sharedBuffer(MemRefType type, int64_t alignment = 16);
+  bool allDynamicShared() const {
+    return cfg.wgmma || (epi && epi->entryBytes > 0);
+  }
   gpu::GPUFuncOp kernel;
   Value dynamicShared;
+  /// The warp-group form's activation slots ([K warps][slotElements()]
+  /// bf16 as i32 pairs, at dynamic shared offset 0) and the shared-window address of
+  /// dynamic shared memory.
+  Value actSlots, sharedBase;
 
 public:
   /// Dynamic shared memory the kernel uses (bytes; 0 without entries).
@@ -381,7 +410,7 @@ private:
   Value lhs, result;
   std::optional<FusedEpilogue> epi;
 
-  Value lane, warp, kWarp, split, g, tig, rowBase, rowCTA;
+  Value lane, warp, kWarp, rowWarp, split, g, tig, rowBase, rowCTA;
   /// Clamped weight rows [rowTile * 2 + half] and activation rows [nTile].
   SmallVector<Value> weightRows, actRows;
   /// Clamped activation rows of the C columns 2tig + c: [nTile * 2 + c].
@@ -804,8 +833,8 @@ void DecodeKernelEmitter::prefetchOutlierEntries() {
   copyRun(epi->outlierIndices, flatIndices, 1);
 }
 
-Value DecodeKernelEmitter::sharedBuffer(MemRefType type) {
-  if (!epi || epi->entryBytes == 0)
+Value DecodeKernelEmitter::sharedBuffer(MemRefType type, int64_t alignment) {
+  if (!allDynamicShared())
     return kernel.addWorkgroupAttribution(type, loc);
   auto workgroup = type.getMemorySpace();
   if (!dynamicShared) {
@@ -817,7 +846,7 @@ Value DecodeKernelEmitter::sharedBuffer(MemRefType type) {
         MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                         MemRefLayoutAttrInterface(), workgroup));
   }
-  const int64_t offset = llvm::alignTo(dynamicBytes, 16);
+  const int64_t offset = llvm::alignTo(dynamicBytes, alignment);
   dynamicBytes = offset + type.getNumElements() *
                               type.getElementTypeBitWidth() / 8;
   return memref::ViewOp::create(b, loc, type, dynamicShared, idx(offset),
@@ -1005,9 +1034,181 @@ SmallVector<Value> DecodeKernelEmitter::emitGroup(ValueRange acc,
   // All loads of the group first, so that each lane has count x 2 x 16
   // weight bytes in flight before its first conversion.
   SmallVector<ChunkLoads, 4> chunks;
+  if (cfg.wgmma) {
+    for (int64_t u = 0; u < count; ++u) {
+      ChunkLoads loads;
+      loads.chunk = add(firstChunk, u);
+      loadWeightChunk(loads, loads.chunk, masked);
+      chunks.push_back(std::move(loads));
+    }
+    stageActivations(firstChunk, count, masked);
+    return computeChunksWgmma(chunks, acc);
+  }
   for (int64_t u = 0; u < count; ++u)
     chunks.push_back(loadChunk(add(firstChunk, u), masked));
   return computeChunks(chunks, acc);
+}
+
+Value DecodeKernelEmitter::warpOf(Value rowWarpIndex, int64_t k) {
+  return cfg.wgmma ? add(rowWarpIndex, 4 * k)
+                   : add(mul(rowWarpIndex, cfg.kWarps), k);
+}
+
+void DecodeKernelEmitter::warpGroupBarrier() {
+  Value id = arith::IndexCastOp::create(b, loc, b.getI32Type(), add(kWarp, 1));
+  NVVM::BarrierOp::create(b, loc, TypeRange{}, id, i32(128),
+                          NVVM::BarrierReductionAttr(), Value());
+}
+
+void DecodeKernelEmitter::stageActivations(Value firstChunk, int64_t count,
+                                           bool masked) {
+  // Step s of a chunk multiplies, in K slots 2tig + h and 2tig + 8 + h of
+  // lane tig's A fragment, the pairs p0 = 2(s % 2) and p0 + 1 of code word
+  // v = s / 2 of the lane's unit tig, and pair p of a word is its elements
+  // (p, p + 4) (computeChunks, BF16PairDequant.h). So B's K slots
+  // 2tig + 8 half, + 1 of step s hold pair p = 2(s % 2) + half of the 8
+  // activation elements 32 tig + 8 v .. + 7 of the chunk: one prmt of
+  // their 16 bytes (buildBF16PairFromWords, as the mma.sync form builds
+  // its B fragments) and one 4-byte shared store per pair. Each chunk is
+  // two 128-byte-swizzle atoms [N][64 slots] (steps 0-3, 4-7; step s at
+  // byte 32 (s % 4) of a row). A thread converts the same (unit, word) of
+  // several (row, chunk): 16 consecutive threads read 256 consecutive
+  // bytes of a row. Units beyond K are zeros (their weight codes are too,
+  // and 0 x Inf would be NaN).
+  const int64_t atom = cfg.atomElements() / 2; // i32 words
+  Value t = rem(tid, 128);
+  Value piece = rem(t, 16);
+  Value unitTig = div(piece, 4), word = rem(piece, 4);
+  Value slot = mul(kWarp, cfg.slotElements() / 2);
+  const int64_t pieces = cfg.wgmmaN() * count / 8;
+  // All loads first (with the group's weight loads already in flight).
+  SmallVector<std::pair<Value, SmallVector<Value, 4>>> loaded;
+  for (int64_t i = 0; i < pieces; ++i) {
+    Value j = add(div(t, 16), 8 * i);
+    Value row = div(j, count), u = rem(j, count);
+    // K % 32 == 0: a unit is within K or entirely beyond it.
+    Value unitK0 = add(mul(add(firstChunk, u), kChunk), mul(unitTig, kUnit));
+    Value valid;
+    if (masked) {
+      valid = ult(unitK0, idx(cfg.k));
+      unitK0 = select(valid, unitK0, idx(0));
+    }
+    Value k0 = add(unitK0, mul(word, 8));
+    Value srcRow = minIdx(row, cfg.m - 1);
+    SmallVector<Value, 4> w;
+    if (lhsQ) {
+      // W4A4: the word's 8 codes (4 bytes) and its scale byte; the pairs
+      // are the weights' (dequantPair), so the same K slots.
+      Value bytes = vector::LoadOp::create(
+          b, loc, VectorType::get({4}, b.getI8Type()), lhsQ->codes,
+          ValueRange{srcRow, div(k0, 2)}, /*nontemporal=*/false,
+          llvm::MaybeAlign(4));
+      Value code = vector::ExtractOp::create(
+          b, loc,
+          vector::BitCastOp::create(b, loc,
+                                    VectorType::get({1}, b.getI32Type()),
+                                    bytes),
+          0);
+      w.push_back(valid ? select(valid, code, i32(0)) : code);
+      SmallVector<Value, 2> scaleBytes =
+          loadScaleBytes(*lhsQ, srcRow, unitK0, valid);
+      // The scale of this word: slot word / 2 of a 16-element-block unit.
+      Value byte = scaleBytes[0];
+      if (scaleBytes.size() == 2)
+        byte = select(ult(word, idx(2)), scaleBytes[0], scaleBytes[1]);
+      w.push_back(byte);
+    } else {
+      Value values = vector::LoadOp::create(
+          b, loc, VectorType::get({8}, b.getBF16Type()), lhs,
+          ValueRange{srcRow, k0}, /*nontemporal=*/false, llvm::MaybeAlign(16));
+      Value words = vector::BitCastOp::create(
+          b, loc, VectorType::get({4}, b.getI32Type()), values);
+      for (int64_t e = 0; e < 4; ++e) {
+        Value x = vector::ExtractOp::create(b, loc, words, e);
+        w.push_back(valid ? select(valid, x, i32(0)) : x);
+      }
+    }
+    loaded.push_back({j, w});
+  }
+  // The slot's previous contents: every warp of the group waited for its
+  // wgmmas before this barrier.
+  warpGroupBarrier();
+  for (auto &[j, w] : loaded) {
+    Value row = div(j, count), u = rem(j, count);
+    SmallVector<Value, 2> factor;
+    if (lhsQ)
+      factor = factors(*lhsQ, {w[1]})[0];
+    for (int64_t p = 0; p < 4; ++p) {
+      // step = 2 word + p / 2, in atom 2u + step / 4 at 16-byte chunk
+      // 2 (step % 4) + p % 2 of its row, swizzled.
+      Value step = add(mul(word, 2), p / 2);
+      Value chunk16 = add(mul(rem(step, 4), 2), p % 2);
+      Value swizzled = arith::XOrIOp::create(b, loc, chunk16, rem(row, 8));
+      Value at = add(add(slot, mul(add(mul(u, 2), div(step, 4)), atom)),
+                     add(add(mul(row, 32), mul(swizzled, 4)), unitTig));
+      Value pair = lhsQ ? dequantPair(w[0], p, factor)
+                        : buildBF16PairFromWords(b, loc, w, p);
+      memref::StoreOp::create(b, loc, pair, actSlots, ValueRange{at});
+    }
+  }
+  // wgmma reads shared memory through the async proxy.
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+  warpGroupBarrier();
+}
+
+SmallVector<Value>
+DecodeKernelEmitter::computeChunksWgmma(ArrayRef<ChunkLoads> chunks,
+                                        ValueRange accIn) {
+  // The accumulator of m64nNk16 is, per warp, the mma.sync C fragments of
+  // the N / 8 column tiles (WarpgroupMMA.h): parity 0 of row tile 0.
+  const int64_t n = cfg.wgmmaN();
+  SmallVector<Value> acc(accIn.begin(), accIn.end());
+  SmallVector<Type> fields(n / 2, b.getF32Type());
+  Value d = LLVM::UndefOp::create(
+      b, loc, LLVM::LLVMStructType::getLiteral(b.getContext(), fields));
+  for (int64_t nt = 0; nt < cfg.nTiles; ++nt)
+    for (int64_t e = 0; e < 4; ++e)
+      d = LLVM::InsertValueOp::create(b, loc, d, acc[accIndex(0, nt, 0, e)],
+                                      4 * nt + e);
+  Value slotByte = mul(mul(kWarp, cfg.slotElements()), 2);
+  for (size_t u = 0; u < chunks.size(); ++u) {
+    const ChunkLoads &loads = chunks[u];
+    SmallVector<SmallVector<SmallVector<Value, 2>>> wf;
+    for (const auto &bytes : loads.weightScales)
+      wf.push_back(factors(weight, bytes));
+    SmallVector<SmallVector<Value, 4>> frags;
+    for (int64_t s = 0; s < kStepsPerChunk; ++s) {
+      int64_t word = s / 2, p0 = 2 * (s % 2), p1 = p0 + 1;
+      Value wordG = loads.weightWords[0][word];
+      Value wordG8 = loads.weightWords[1][word];
+      ArrayRef<Value> fG = wf[0][weight.scaleSlot(word)];
+      ArrayRef<Value> fG8 = wf[1][weight.scaleSlot(word)];
+      frags.push_back({dequantPair(wordG, p0, fG), dequantPair(wordG8, p0, fG8),
+                       dequantPair(wordG, p1, fG),
+                       dequantPair(wordG8, p1, fG8)});
+    }
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    for (int64_t s = 0; s < kStepsPerChunk; ++s) {
+      int64_t atomByte =
+          (2 * static_cast<int64_t>(u) + s / 4) * cfg.atomElements() * 2 +
+          32 * (s % 4);
+      Value address = arith::AddIOp::create(
+          b, loc, sharedBase,
+          arith::IndexCastUIOp::create(b, loc, b.getI64Type(),
+                                       add(slotByte, atomByte)));
+      d = buildWgmmaRegisterABF16(b, loc, frags[s],
+                                  buildWgmmaDescriptor(b, loc, address), d, n);
+    }
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  for (int64_t nt = 0; nt < cfg.nTiles; ++nt)
+    for (int64_t e = 0; e < 4; ++e)
+      acc[accIndex(0, nt, 0, e)] =
+          LLVM::ExtractValueOp::create(b, loc, d, 4 * nt + e);
+  return acc;
 }
 
 SmallVector<Value> DecodeKernelEmitter::emitPipelinedLoop(Value start,
@@ -1142,7 +1343,8 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   lane = rem(tid, 32);
   warp = div(tid, 32);
-  kWarp = rem(warp, cfg.kWarps);
+  kWarp = cfg.wgmma ? div(warp, 4) : rem(warp, cfg.kWarps);
+  rowWarp = cfg.wgmma ? rem(warp, 4) : div(warp, cfg.kWarps);
   g = div(lane, 4);
   tig = rem(lane, 4);
   // blockIdx.x = split * numRowCTAs + row CTA (one grid dimension, so that
@@ -1154,8 +1356,7 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
     rowCTA = rem(bid, cfg.numRowCTAs());
     split = div(bid, cfg.numRowCTAs());
   }
-  rowBase = add(mul(rowCTA, cfg.rowsPerCTA()),
-                mul(div(warp, cfg.kWarps), 16 * cfg.rowTiles));
+  rowBase = add(mul(rowCTA, cfg.rowsPerCTA()), mul(rowWarp, 16 * cfg.rowTiles));
   for (int64_t rt = 0; rt < cfg.rowTiles; ++rt)
     for (int64_t half = 0; half < 2; ++half)
       weightRows.push_back(
@@ -1166,6 +1367,17 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
       columnRows.push_back(minIdx(add(mul(tig, 2), 8 * nt + c), cfg.m - 1));
   }
 
+  if (cfg.wgmma) {
+    // First, so that every atom starts on a 1024-byte swizzle period.
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    actSlots = sharedBuffer(
+        MemRefType::get({cfg.kWarps * cfg.slotElements() / 2}, b.getI32Type(),
+                        MemRefLayoutAttrInterface(), workgroup),
+        kWgmmaSwizzleBytes);
+    sharedBase = buildSharedAddress(b, loc, dynamicShared);
+    buildSwizzleBaseCheck(b, loc, sharedBase);
+  }
   if (epi && epi->hasOutliers()) {
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                                 gpu::AddressSpace::Workgroup);
@@ -1305,7 +1517,6 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
         b, loc, sums[i], smem,
         ValueRange{add(mul(add(mul(warp, perLane), i), 32), lane)});
   gpu::BarrierOp::create(b, loc);
-  Value groupWarp0 = mul(div(warp, cfg.kWarps), cfg.kWarps);
   for (int64_t it = 0; it * cfg.kWarps < perLane; ++it) {
     Value i = add(kWarp, it * cfg.kWarps);
     Value guarded = i;
@@ -1318,7 +1529,7 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
     auto finish = [&]() {
       Value total;
       for (int64_t w = 0; w < cfg.kWarps; ++w) {
-        Value slot = add(mul(add(groupWarp0, w), perLane), i);
+        Value slot = add(mul(warpOf(rowWarp, w), perLane), i);
         Value part = memref::LoadOp::create(
             b, loc, smem, ValueRange{add(mul(slot, 32), lane)});
         total = total ? arith::AddFOp::create(b, loc, total, part).getResult()
@@ -1668,6 +1879,35 @@ static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
     return failure();
   }
   bool stagedSum = epi && epi->hasOutliers();
+  // The warp-group form takes operands without macro factors and no weight
+  // outliers; others keep mma.sync (the variant name says which ran).
+  cfg.wgmma = config.getMma() == GPUPrefillMMA::WGMMA && target.hasWGMMA &&
+              !weight->macroBlock && !(lhsQ && lhsQ->macroBlock) &&
+              !stagedSum;
+  if (cfg.wgmma) {
+    if (config.getRowsPerCta() != 0 && config.getRowsPerCta() != 64) {
+      reason = "decode mma = wgmma: a CTA's row warps are one 64-row warp "
+               "group (decode-rows-per-cta = 64, not " +
+               std::to_string(config.getRowsPerCta()) + ")";
+      return failure();
+    }
+    if (config.getWarps() % 4 != 0) {
+      reason = "decode mma = wgmma: decode-warps = " +
+               std::to_string(config.getWarps()) +
+               " is not a whole number of 4-warp groups";
+      return failure();
+    }
+    if (cfg.prefetch != 0 || config.getSplitK() > 1) {
+      reason = "decode mma = wgmma has no decode-prefetch or decode-split-k";
+      return failure();
+    }
+    cfg.rowWarps = 4;
+    // Two K warp groups (256 threads) unless decode-warps says otherwise.
+    cfg.kWarps = config.getWarps() > 0 ? config.getWarps() / 4 : 2;
+    cfg.warps = 4 * cfg.kWarps;
+    cfg.splitK = 1;
+    return DecodeSetup{*weight, lhsQ, epi, cfg};
+  }
   cfg.rowWarps = config.getRowsPerCta() > 0 ? config.getRowsPerCta() / 16
                                             : chooseRowWarps(cfg, stagedSum);
   if (config.getWarps() > 0) {
@@ -1790,6 +2030,8 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
   launch.block = block;
   launch.sharedBytes = emitter.dynamicBytes;
   launch.variant = lhsQ ? "decode_w4a4" : "decode_w4a16";
+  if (cfg.wgmma)
+    launch.variant += "_wgmma";
   if (epi)
     launch.variant += "_epilogue";
   if (epi && epi->outliersInTail())

@@ -266,10 +266,13 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
   // tile, which adds the 2:4 residual on mma.sp and writes the weight
   // outliers into its weight tile (H200, 16 x 14336 x 4096: the full recipe
   // 96 -> 56 us; docs/perf/medium_m_2026-12-04.txt). Where the prefill
-  // kernel cannot take the chain, the decode plan stays.
+  // kernel cannot take the chain, the decode plan stays; so does a chain
+  // without weight outliers whose stacked product runs on the decode
+  // kernel's wgmma form (ctx.decodeStacksOnWgmma).
   if (chain.decode && ctx.correctionPrefillMinM > 0 &&
       chain.m >= ctx.correctionPrefillMinM &&
-      (chain.weightValues || chain.groups.size() > 1)) {
+      (chain.weightValues ||
+       (chain.groups.size() > 1 && !ctx.decodeStacksOnWgmma))) {
     std::string why;
     bool takes = ctx.prefillTakesChain &&
                  !(chain.weightValues && prefillDeclinesWeightPart());

@@ -76,7 +76,8 @@ GPUConfigAttr makeConfig(MLIRContext *ctx, GPUKernelFamily family,
       pick(o.prefillStages, defaults.getStages(), F::Prefill),
       o.prefillDequant && family == F::Prefill ? *o.prefillDequant
                                                : defaults.getDequant(),
-      o.prefillMMA && family == F::Prefill ? *o.prefillMMA
+      o.prefillMMA && family == F::Prefill   ? *o.prefillMMA
+      : o.decodeMMA && family == F::Decode ? *o.decodeMMA
                                            : defaults.getMma(),
       pick(o.elementwiseThreads, defaults.getThreads(), F::Elementwise));
 }
@@ -224,6 +225,29 @@ int64_t mlir::fp4::getDecodeMaxM(const ChipDescription &chip,
   return overrides.decodeMaxM.value_or(chip.decodeMaxM);
 }
 
+GPUConfigOverrides
+mlir::fp4::withDecodeMMADefault(const ChipDescription &chip, int64_t rows,
+                                GPUConfigOverrides overrides) {
+  // Options that only the mma.sync form has (rows per CTA other than one
+  // warp group, warps that are no whole warp groups, prefetch, split-K)
+  // keep it.
+  auto syncOnly = [&] {
+    auto set = [](const std::optional<int64_t> &v) { return v && *v != 0; };
+    return (set(overrides.decodeRowsPerCTA) && *overrides.decodeRowsPerCTA != 64) ||
+           (set(overrides.decodeWarps) && *overrides.decodeWarps % 4 != 0) ||
+           set(overrides.decodePrefetch) ||
+           (set(overrides.decodeSplitK) && *overrides.decodeSplitK > 1);
+  };
+  if (!overrides.decodeMMA)
+    overrides.decodeMMA =
+        chip.hasWGMMA && rows >= kDecodeWgmmaMinRows && !syncOnly()
+            ? GPUPrefillMMA::WGMMA
+            : GPUPrefillMMA::Sync;
+  if (*overrides.decodeMMA == GPUPrefillMMA::WGMMA && !overrides.decodeKUnroll)
+    overrides.decodeKUnroll = 128;
+  return overrides;
+}
+
 GPUConfigAttr mlir::fp4::selectGPUConfig(Operation *op,
                                          const ChipDescription &chip,
                                          const GPUConfigOverrides &overrides) {
@@ -234,7 +258,8 @@ GPUConfigAttr mlir::fp4::selectGPUConfig(Operation *op,
       return {};
     int64_t m = lhs.getDimSize(0);
     if (m <= getDecodeMaxM(chip, overrides))
-      return makeConfig(ctx, GPUKernelFamily::Decode, overrides);
+      return makeConfig(ctx, GPUKernelFamily::Decode,
+                        withDecodeMMADefault(chip, m, overrides));
     return selectPrefillConfig(ctx, chip, m, overrides);
   }
   if (isa<QuantizeOp, DequantizeOp>(op))

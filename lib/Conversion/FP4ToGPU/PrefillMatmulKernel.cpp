@@ -1319,20 +1319,7 @@ void PrefillEmitter::emit(gpu::GPUFuncOp func) {
   }
   if (p.wgmma) {
     smemAddress = buildSharedAddress(b, loc, smem);
-    // The descriptors assume 1024-byte-aligned atoms (the swizzle pattern
-    // repeats on absolute address bits). Dynamic shared memory starts at
-    // the CTA's shared window, which is; a launch where it is not traps
-    // instead of computing with misplaced tiles.
-    Type i64 = b.getI64Type();
-    Value misaligned = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::ne,
-        arith::AndIOp::create(
-            b, loc, smemAddress,
-            arith::ConstantIntOp::create(b, loc, i64,
-                                         kWgmmaSwizzleBytes - 1)),
-        arith::ConstantIntOp::create(b, loc, i64, 0));
-    emitIf(b, loc, misaligned,
-           [&](OpBuilder &nb, Location l) { LLVM::Trap::create(nb, l); });
+    buildSwizzleBaseCheck(b, loc, smemAddress);
   }
   if (p.sparse) {
     spTile = view(p.spOffset, {p.stages, p.bm, p.bk / 2}, b.getBF16Type());

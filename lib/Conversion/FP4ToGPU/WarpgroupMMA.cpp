@@ -6,6 +6,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -20,6 +21,19 @@ Value mlir::fp4::buildSharedAddress(OpBuilder &b, Location loc,
   Value index =
       memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
   return arith::IndexCastUIOp::create(b, loc, b.getI64Type(), index);
+}
+
+void mlir::fp4::buildSwizzleBaseCheck(OpBuilder &b, Location loc,
+                                      Value address) {
+  Value misaligned = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne,
+      arith::AndIOp::create(b, loc, address,
+                            i64Const(b, loc, kWgmmaSwizzleBytes - 1)),
+      i64Const(b, loc, 0));
+  auto ifOp = scf::IfOp::create(b, loc, misaligned, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  LLVM::Trap::create(b, loc);
 }
 
 Value mlir::fp4::buildWgmmaDescriptor(OpBuilder &b, Location loc,
@@ -67,6 +81,59 @@ Value mlir::fp4::buildWgmmaBF16(OpBuilder &b, Location loc, Value descA,
       NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
       NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col),
       /*satfinite=*/NVVM::MMAIntOverflowAttr());
+}
+
+/// An inline-PTX wgmma whose D is the accumulator struct `acc` ($0..: the
+/// outputs, tied to the inputs after them) followed by `operands` under
+/// `constraints`, with the text after the D list given by `tail`.
+static Value buildInlineWgmma(OpBuilder &b, Location loc, StringRef opcode,
+                              Value acc, int64_t n, ValueRange operands,
+                              StringRef operandConstraints,
+                              function_ref<std::string(int64_t)> tail) {
+  const int64_t regs = n / 2;
+  std::string text = opcode.str() + " {";
+  std::string constraints;
+  for (int64_t i = 0; i < regs; ++i) {
+    text += (i ? ", $" : "$") + std::to_string(i);
+    constraints += (i ? ",=f" : "=f");
+  }
+  text += "}, " + tail(2 * regs) + ";";
+  SmallVector<Value> all;
+  for (int64_t i = 0; i < regs; ++i) {
+    constraints += "," + std::to_string(i);
+    all.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
+  }
+  constraints += "," + operandConstraints.str();
+  llvm::append_range(all, operands);
+  auto op = LLVM::InlineAsmOp::create(
+      b, loc, acc.getType(), all, text, constraints,
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  return op.getResult(0);
+}
+
+Value mlir::fp4::buildWgmmaRegisterABF16(OpBuilder &b, Location loc,
+                                         ValueRange a, Value descB, Value acc,
+                                         int64_t n) {
+  assert(n % 8 == 0 && n >= 8 && n <= 256 && "wgmma N is 8..256, step 8");
+  assert(a.size() == 4 && "four bf16 pairs of A per thread");
+  // {A registers}, descB; scale-d 1 (accumulate), A and B not negated, B
+  // not transposed (K-major).
+  auto tail = [](int64_t first) {
+    std::string t = "{";
+    for (int64_t i = 0; i < 4; ++i)
+      t += (i ? ", $" : "$") + std::to_string(first + i);
+    return t + "}, $" + std::to_string(first + 4) + ", 1, 1, 1, 0";
+  };
+  SmallVector<Value> operands(a.begin(), a.end());
+  operands.push_back(descB);
+  return buildInlineWgmma(
+      b, loc,
+      "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
+          "k16.f32.bf16.bf16",
+      acc, n, operands, "r,r,r,r,l", tail);
 }
 
 Value mlir::fp4::buildWgmmaSparseBF16(OpBuilder &b, Location loc,

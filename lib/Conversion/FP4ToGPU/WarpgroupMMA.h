@@ -36,6 +36,13 @@ constexpr int64_t kWgmmaSwizzleBytes = 1024;
 /// workgroup-memory memref.
 Value buildSharedAddress(OpBuilder &b, Location loc, Value memref);
 
+/// Traps unless `address` (a shared-window address, i64) starts a 1024-byte
+/// swizzle period: the descriptors assume 1024-byte-aligned atoms (the
+/// swizzle pattern repeats on absolute address bits). Dynamic shared
+/// memory starts at the CTA's shared window, which is aligned; a launch
+/// where it is not traps instead of computing with misplaced tiles.
+void buildSwizzleBaseCheck(OpBuilder &b, Location loc, Value address);
+
 /// wgmma matrix descriptor (i64) of a K-major bf16 tile whose rows are
 /// `rowBytes` long (128: the 128-byte swizzle, mode 1; 64: the 64-byte
 /// swizzle, mode 2, 16-byte chunk c of row r at c ^ ((r >> 1) & 3), 8-row
@@ -55,6 +62,15 @@ Value buildWgmmaZeroAccumulator(OpBuilder &b, Location loc, int64_t n);
 /// commit / wait after it (the caller orders them).
 Value buildWgmmaBF16(OpBuilder &b, Location loc, Value descA, Value descB,
                      Value acc, int64_t n);
+
+/// wgmma.mma_async.sync.aligned.m64n<n>k16.f32.bf16.bf16 with A from
+/// registers: `a` 4 x i32 (bf16 pairs) in the mma.sync m16n8k16 A fragment
+/// layout of each warp's 16 rows (warp w of the group: rows 16 w..), B
+/// K-major in shared memory (descB); D += A B^T. Inline PTX (the NVVM
+/// dialect's op takes A as a descriptor only). A's registers must not
+/// change before the wgmma completes (wait); fencing as buildWgmmaBF16.
+Value buildWgmmaRegisterABF16(OpBuilder &b, Location loc, ValueRange a,
+                              Value descB, Value acc, int64_t n);
 
 /// wgmma.mma_async.sp.sync.aligned.m64n<n>k32.f32.bf16.bf16: A 2:4-sparse
 /// along K, its packed M x K/2 values K-major in shared memory (descA: the

@@ -68,8 +68,8 @@ func.func @other_family_dequant(%a: tensor<1x64xbf16>, %w: !fp4.tensor<8x64xf4E2
 // -----
 
 func.func @other_family_mma(%a: tensor<1x64xbf16>, %w: !fp4.tensor<8x64xf4E2M1FN, #fp4.mxfp4, axis = 1>) -> tensor<1x8xf32> {
-  // expected-error @below {{gpu_config: mma is a parameter of the prefill family, not of decode}}
-  %r = fp4.matmul %a, %w {fp4.gpu_config = #fp4.gpu_config<family = decode, mma = wgmma>} : tensor<1x64xbf16>, !fp4.tensor<8x64xf4E2M1FN, #fp4.mxfp4, axis = 1> -> tensor<1x8xf32>
+  // expected-error @below {{gpu_config: mma is a parameter of the decode and prefill families, not of reference}}
+  %r = fp4.matmul %a, %w {fp4.gpu_config = #fp4.gpu_config<family = reference, mma = wgmma>} : tensor<1x64xbf16>, !fp4.tensor<8x64xf4E2M1FN, #fp4.mxfp4, axis = 1> -> tensor<1x8xf32>
   return %r : tensor<1x8xf32>
 }
 

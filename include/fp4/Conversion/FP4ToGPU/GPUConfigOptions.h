@@ -65,6 +65,7 @@ struct GPUConfigOverrides {
   std::optional<int64_t> decodeWarps, decodeKUnroll, decodeRowsPerCTA,
       decodeSplitK, decodePrefetch, decodeMaxRegisters;
   std::optional<GPUDecodeOutliers> decodeOutliers;
+  std::optional<GPUPrefillMMA> decodeMMA;
   std::optional<int64_t> prefillTileM, prefillTileN, prefillTileK,
       prefillWarpsM, prefillWarpsN, prefillStages;
   std::optional<GPUPrefillDequant> prefillDequant;
@@ -181,6 +182,19 @@ struct GPUConfigOptionSet {
                 clEnumValN(GPUDecodeOutliers::Tail, "tail",
                            "in a phase after the main loop, runs of a "
                            "row's entries per lane"))),
+        decodeMMA(
+            owner, "decode-mma",
+            llvm::cl::desc("Decode: tensor-core instruction (default sync)"),
+            llvm::cl::init(GPUPrefillMMA::Sync),
+            llvm::cl::values(
+                clEnumValN(GPUPrefillMMA::Sync, "sync",
+                           "mma.sync per warp, activation fragments from "
+                           "L1"),
+                clEnumValN(GPUPrefillMMA::WGMMA, "wgmma",
+                           "sm_90a warp-group MMA: the dequantized weights "
+                           "as the register A operand of 64-row warp "
+                           "groups, the activations staged in shared "
+                           "memory as B (W4A16, up to 32 rows)"))),
         prefillTileM(owner, "prefill-tile-m",
                      llvm::cl::desc("Prefill: CTA tile rows (M), multiple of "
                                     "16 (default 128)"),
@@ -282,6 +296,7 @@ struct GPUConfigOptionSet {
     fn(set.decodePrefetch, o.decodePrefetch);
     fn(set.decodeMaxRegisters, o.decodeMaxRegisters);
     fn(set.decodeOutliers, o.decodeOutliers);
+    fn(set.decodeMMA, o.decodeMMA);
     fn(set.prefillTileM, o.prefillTileM);
     fn(set.prefillTileN, o.prefillTileN);
     fn(set.prefillTileK, o.prefillTileK);
@@ -300,6 +315,7 @@ struct GPUConfigOptionSet {
   Opt<int64_t> decodeWarps, decodeKUnroll, decodeRowsPerCTA, decodeSplitK,
       decodePrefetch, decodeMaxRegisters;
   EnumOpt<GPUDecodeOutliers> decodeOutliers;
+  EnumOpt<GPUPrefillMMA> decodeMMA;
   Opt<int64_t> prefillTileM, prefillTileN, prefillTileK, prefillWarpsM,
       prefillWarpsN, prefillStages;
   EnumOpt<GPUPrefillDequant> prefillDequant;

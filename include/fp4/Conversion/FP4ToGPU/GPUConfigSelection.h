@@ -38,6 +38,23 @@ verifyGPUConfigForChip(function_ref<InFlightDiagnostic()> emitError,
 int64_t getDecodeMaxM(const ChipDescription &chip,
                       const GPUConfigOverrides &overrides);
 
+/// Smallest activation row count from which the decode kernel runs on
+/// warp-group MMA by default where the chip has it (decode-mma unset).
+constexpr int64_t kDecodeWgmmaMinRows = 9;
+
+/// `overrides` with the decode kernel's instruction for `rows` activation
+/// rows filled in where decode-mma is unset: wgmma on chips with warp-group
+/// MMA from kDecodeWgmmaMinRows rows (below, mma.sync's 16-row tiles waste
+/// less: 1 x 14336 x 4096 W4A16 15.0 us against 20.4 on wgmma, 16 rows
+/// 27.6 against 26.0, 32 stacked rows 43.0 (the prefill medium tile)
+/// against 29.9; H200, docs/Performance.md "Session 15"), else sync; and
+/// in the wgmma form 128 K elements per warp-group iteration unless
+/// decode-k-unroll is given (its A fragments stay live until the group's
+/// wgmmas complete: 256 needs 180 registers at 32 rows, 128 needs 111).
+GPUConfigOverrides withDecodeMMADefault(const ChipDescription &chip,
+                                        int64_t rows,
+                                        GPUConfigOverrides overrides);
+
 /// The configuration `chip` and `overrides` choose for `op`: fp4.matmul with
 /// static rank-2 operands gets the decode family for M <= getDecodeMaxM,
 /// else prefill (selectPrefillConfig); fp4.quantize / fp4.dequantize the elementwise family.

@@ -143,9 +143,10 @@ LogicalResult GPUConfigAttr::verify(
     return emitError() << "gpu_config: dequant is a parameter of the "
                           "prefill family, not of "
                        << stringifyGPUKernelFamily(family);
-  if (family != GPUKernelFamily::Prefill && mma != GPUPrefillMMA::Sync)
-    return emitError() << "gpu_config: mma is a parameter of the prefill "
-                          "family, not of "
+  if (family != GPUKernelFamily::Prefill &&
+      family != GPUKernelFamily::Decode && mma != GPUPrefillMMA::Sync)
+    return emitError() << "gpu_config: mma is a parameter of the decode and "
+                          "prefill families, not of "
                        << stringifyGPUKernelFamily(family);
   return success();
 }

@@ -55,7 +55,9 @@ def FP4_GPUConfigAttr : FP4_Attr<"GPUConfig", "gpu_config"> {
       iteration, a multiple of 128 in 128..1024), `rows_per_cta` (0: from
       the shape, else a multiple of 16 up to 256), `split_k` (0..64; 0 and
       1: none), `prefetch` (0..2 iterations), `max_registers` (0: no cap,
-      else 32..255).
+      else 32..255), `mma` (`sync`: mma.sync per warp; `wgmma`: sm_90a's
+      warp-group MMA, the dequantized weights as the register A operand
+      of 64-row warp groups and the activations staged in shared memory).
     - `prefill` (tensor-core matmul): `tile_m` (16..256, multiple of 16),
       `tile_n` (8..256, multiple of 8), `tile_k` (32..256, multiple of
       32), `warps_m` and `warps_n` (1..8 each), `stages` (2..6),
