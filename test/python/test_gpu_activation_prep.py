@@ -133,8 +133,8 @@ CASES = [
 
 # decode-outliers=tail: the decode kernel multiplies the weight outliers
 # after its main loop (runs of a row's entries per lane: one masked entry
-# per lane at K = 128, whole 8-entry vector runs at K = 4096). N = 77: two
-# CTAs of 64 rows, the second partial. At K = 4096 (256 entries per row)
+# per lane at K = 128, whole 8-entry vector runs at K = 4096). N = 77:
+# three CTAs of 32 rows (the tail form's 2 row warps), the last partial. At K = 4096 (256 entries per row)
 # each CTA copies its rows' entries into shared memory with the
 # activation sum (cp.async, before the main loop); at K = 128 (8 per row,
 # not whole 16-byte pieces) the tail reads them from global memory.
@@ -178,18 +178,18 @@ def test_activation_prep(m, rotate, split, residual, weight_outliers, rotated,
     kernels, manifest = compile_op(
         recipe_mlir(m, n, k, rotate, split, residual, weight_outliers, rotated,
                     return_parts=return_parts),
-        options="decode-outliers=tail" if tail else "")
+        options="decode-outliers=" + ("tail" if tail else "loop"))
     stems = [l["name"].rsplit("_", 1)[0] for l in manifest]
     if tail:
         decode = [l for l in manifest
                   if l["variant"] == "decode_w4a16_epilogue_tail"]
         assert decode, [l["variant"] for l in manifest]
-        # With the entries' copy (64 rows x 256 entries x (2 + 1) bytes)
+        # With the entries' copy (32 rows x 256 entries x (2 + 1) bytes)
         # all the kernel's shared memory is dynamic: the copy, the [K, M]
-        # f32 sum, the result stage ([stacked rows][64]) and the outlier
-        # stage ([M][64]), and the 8 warps' reduction buffer.
+        # f32 sum, the result stage ([stacked rows][32]) and the outlier
+        # stage ([M][32]), and the 8 warps' reduction buffer.
         assert decode[0].get("shared_bytes", 0) == (
-            64 * 256 * 3 + 4096 * m * 4 + (len(parts) + 1) * m * 64 * 4 +
+            32 * 256 * 3 + 4096 * m * 4 + (len(parts) + 1) * m * 32 * 4 +
             8 * 4 * 32 * 4
             if k == 4096 else 0), decode[0]
     products = 2 if m * len(parts) > 32 else 1

@@ -206,8 +206,16 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
     epilogue.outlierBlockSize = chain.weightBlockSize;
     epilogue.outlierEntries = valuesType.getShape().back();
     epilogue.outlierValuesType = valuesType.getElementType();
+    // Default: the tail form for at most 2 entries per 32-element unit
+    // (its copy of the CTA's entries streams them alongside the weights,
+    // docs/Performance.md "Session 14"); more entries keep the loop form.
+    const int64_t perUnit =
+        epilogue.outlierEntries * (chain.weightBlockSize == 16 ? 2 : 1);
     epilogue.outlierTail =
-        options.decodeOutliers == GPUDecodeOutliers::Tail;
+        options.decodeOutliers.value_or(perUnit <= 2
+                                            ? GPUDecodeOutliers::Tail
+                                            : GPUDecodeOutliers::Loop) ==
+        GPUDecodeOutliers::Tail;
   }
   if (chain.outerAcc)
     epilogue.accElementType =

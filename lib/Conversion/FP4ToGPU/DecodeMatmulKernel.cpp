@@ -1649,15 +1649,20 @@ constexpr int64_t kResidentWarpsPerSM = 26;
 /// Row groups per CTA when the option leaves it open: at M > 8 the
 /// activation slice (16 rows) is as large as the weight tile's codes, so
 /// two row groups share it (through L1); at M <= 8 one.
-int64_t chooseRowWarps(const DecodeConfig &cfg, bool stagedSum) {
+int64_t chooseRowWarps(const DecodeConfig &cfg, bool stagedSum,
+                       bool outlierTail) {
   // Measured on the H200 (docs/Performance.md, sweeps): at M = 16, two
   // 16-row groups per CTA sharing the activations (27.6 us) beat one
   // (28.6 us) and four (29.0 us). A fused epilogue that stages the
   // activation sum in shared memory copies it once per CTA: four groups
   // (64 rows) amortize that (full recipe, 1 x 14336 x 4096: 27.9 us
   // against 31.7 us with one, 31.6 with two; development measurements of
-  // 2026-12-03, logs not kept).
-  int64_t rowWarps = stagedSum ? 4 : cfg.m > 8 ? 2 : 1;
+  // 2026-12-03, logs not kept). The tail form, whose CTAs also copy their
+  // entries (planOutlierTail), is fastest with two (same shape, full
+  // recipe 24.5 us against 32.9 with four and 26.5 with three, 27.5 with
+  // one; outlier top-1 20.6 against 24.8; docs/perf/
+  // decode_tail_copy_2026-12-05.txt, decode_tail_rows_2026-12-05.txt).
+  int64_t rowWarps = stagedSum ? (outlierTail ? 2 : 4) : cfg.m > 8 ? 2 : 1;
   while (rowWarps > 1 && 16 * cfg.rowTiles * rowWarps > cfg.n)
     rowWarps /= 2;
   return rowWarps;
@@ -1909,7 +1914,8 @@ static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
     return DecodeSetup{*weight, lhsQ, epi, cfg};
   }
   cfg.rowWarps = config.getRowsPerCta() > 0 ? config.getRowsPerCta() / 16
-                                            : chooseRowWarps(cfg, stagedSum);
+                                            : chooseRowWarps(cfg, stagedSum,
+                                                             epi && epi->outliersInTail());
   if (config.getWarps() > 0) {
     if (config.getWarps() % cfg.rowWarps != 0) {
       reason = "decode-warps = " + std::to_string(config.getWarps()) +

@@ -42,7 +42,7 @@
 // CHECK: vector.store {{.*}} : memref<16x96xbf16>, vector<2xbf16>
 // DECODE-LABEL: module attributes {fp4.gpu_manifest
 // DECODE-SAME: variant = "activation_prep_mxfp4_hadamard32_top2_residual"
-// DECODE-SAME: variant = "decode_w4a16_epilogue"
+// DECODE-SAME: variant = "decode_w4a16_epilogue_tail"
 // DECODE-NOT: prefill_
 // DECODE-LABEL: func.func @full16
 func.func @full16(%x: tensor<16x256xbf16>, %w: tensor<96x256xbf16>) -> tensor<16x96xbf16> {

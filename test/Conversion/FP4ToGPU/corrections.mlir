@@ -17,7 +17,15 @@
 // these 16-row chains on the decode plans (what M <= 8 and unproven weight
 // outliers take by default); without it they go to the prefill kernel's
 // medium class (corrections-medium.mlir).
-// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90 decode-max-m=16" -verify-diagnostics | FileCheck %s
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90 decode-max-m=16 decode-outliers=loop" -verify-diagnostics | FileCheck %s
+// By default a chain with at most 2 weight-outlier entries per 32-element
+// unit multiplies them in the decode kernel's tail, the CTA's entries
+// copied to shared memory (32 rows per CTA, 2 row warps: 32 rows x 16
+// entries x 3 bytes; with the sum and the stages, 24064 bytes of dynamic
+// shared memory).
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90 decode-max-m=16" | FileCheck %s --check-prefix=DEFAULT
+// DEFAULT: <@fp4_kernels::@fp4_matmul_6, variant = "decode_w4a16_epilogue_tail", grid = [3, 1, 1], block = [64, 1, 1], shared_bytes = 24064
+// DEFAULT: <@fp4_kernels::@fp4_matmul_10, variant = "decode_w4a16_epilogue_tail", grid = [3, 1, 1], block = [64, 1, 1], shared_bytes = 24064
 
 // CHECK: module attributes {fp4.gpu_manifest = #fp4.gpu_manifest<chip = "sm_90", plans = [
 // CHECK-SAME: <@fp4_kernels::@fp4_rotate_0, variant = "rotate"

@@ -173,7 +173,8 @@ struct GPUConfigOptionSet {
         decodeOutliers(
             owner, "decode-outliers",
             llvm::cl::desc("Decode: where a fused chain's weight outliers "
-                           "are multiplied (default loop)"),
+                           "are multiplied (default tail for at most 2 "
+                           "entries per 32-element unit, else loop)"),
             llvm::cl::init(GPUDecodeOutliers::Loop),
             llvm::cl::values(
                 clEnumValN(GPUDecodeOutliers::Loop, "loop",
