@@ -82,18 +82,30 @@ def test_fused_chain(m, weight_outliers, acc, result, k, wbs, wk):
     check_fused_chain(m, weight_outliers, acc, result, k, wbs, wk)
 
 
-@pytest.mark.parametrize("m,acc,result,k", [
-    (1, False, "f32", 64), (10, True, "bf16", 320), (12, False, "f32", 320),
-    (16, True, "f32", 352), (9, False, "f32", 64)])
-def test_fused_chain_wgmma(m, acc, result, k):
+@pytest.mark.parametrize("m,weight_outliers,acc,result,k,wbs,wk", [
+    (1, False, False, "f32", 64, 32, 2), (10, False, True, "bf16", 320, 32, 2),
+    (12, False, False, "f32", 320, 32, 2), (16, False, True, "f32", 352, 32, 2),
+    (9, False, False, "f32", 64, 32, 2),
+    # Weight outliers from per-group slices of the sum: the main loop and
+    # the partial chunk (K = 352), blocks of 16 (two per unit), 32 and 64
+    # (wider than the unit), 1 to 4 entries, a sum larger than 32 KB
+    # (M = 10, K = 1024: 40 KB), M = 1 by the option.
+    (1, True, False, "f32", 320, 32, 2), (9, True, True, "bf16", 352, 16, 1),
+    (10, True, False, "f32", 352, 32, 2),
+    (10, True, False, "f32", 1024, 32, 2), (10, True, True, "f32", 384, 64, 4),
+    (9, True, False, "f32", 64, 32, 4)])
+def test_fused_chain_wgmma(m, weight_outliers, acc, result, k, wbs, wk):
     """sm_90a: the stacked products on the decode kernel's warp-group form
     (decode_w4a16_wgmma from 9 rows, by default; at M = 1 by the option),
     with its fused epilogue (one product of up to 32 rows: M = 1, 9, 10)
-    or the epilogue kernel (two products at M = 12 and 16); chains without weight
-    outliers (the wgmma form has no outlier path) stay on the decode plan
-    from 9 rows instead of going to the prefill kernel."""
-    options = "decode-mma=wgmma" if m < 9 else ""
-    variants = check_fused_chain(m, False, acc, result, k, 32, 2,
+    or the epilogue kernel (two products at M = 12 and 16, no weight
+    outliers). From 9 rows such chains stay on the decode plan instead of
+    going to the prefill kernel, with weight outliers where one product
+    holds the chain (gathered in the main loop from per-group slices of
+    the activation sum)."""
+    # Weight outliers go to the wgmma form only by the option.
+    options = "decode-mma=wgmma" if m < 9 or weight_outliers else ""
+    variants = check_fused_chain(m, weight_outliers, acc, result, k, wbs, wk,
                                  chip="sm_90a", options=options)
     products = -(-3 // max(1, 32 // m))
     assert variants[1:1 + products] == \
@@ -103,6 +115,9 @@ def test_fused_chain_wgmma(m, acc, result, k):
 
 def check_fused_chain(m, weight_outliers, acc, result, k, wbs, wk,
                       chip="sm_90", options=""):
+    # sm_90a: the decode products run on the wgmma form, whose weight
+    # outliers need no [K, M] sum in shared memory (per-group slices).
+    sliced = chip == "sm_90a"
     n = 37
     rng = np.random.default_rng(100 + m + k)
     x = ref.round_to_bf16(rng.standard_normal((m, k)).astype(np.float32))
@@ -130,7 +145,8 @@ def check_fused_chain(m, weight_outliers, acc, result, k, wbs, wk,
     # and then one, summed by the epilogue kernel.
     per_product = max(1, 32 // m)
     products = -(-3 // per_product)
-    separate = products > 1 or (weight_outliers and k * m * 4 > 32 * 1024)
+    separate = products > 1 or (weight_outliers and k * m * 4 > 32 * 1024
+                                and not sliced)
     assert stems == ["fp4_stack_activations"] + ["fp4_matmul"] * products + \
         (["fp4_stacked_epilogue"] if separate else []), stems
     deq_w = ref.dequantize(qw).astype(np.float64)
@@ -164,3 +180,19 @@ def check_fused_chain(m, weight_outliers, acc, result, k, wbs, wk,
     err = np.linalg.norm(y.astype(np.float64) - y64) / np.linalg.norm(y64)
     assert err <= tol, err
     return [l.get("variant") for l in manifest]
+
+
+def test_weight_outlier_chains_keep_mma_sync_by_default():
+    # sm_90a without decode-mma: a chain with weight outliers keeps the
+    # mma.sync decode forms (its 30 stacked rows would take the wgmma form,
+    # whose sliced outlier gathers measured slower), one without them
+    # takes it.
+    n, k = 37, 320
+    _, with_outliers = compile_op(chain_mlir(10, n, k, True, False, "f32"),
+                                  "sm_90a")
+    _, without = compile_op(chain_mlir(10, n, k, False, False, "f32"),
+                            "sm_90a")
+    assert [l["variant"] for l in with_outliers][1] == \
+        "decode_w4a16_epilogue_tail", with_outliers
+    assert [l["variant"] for l in without][1] == \
+        "decode_w4a16_wgmma_epilogue", without

@@ -11,6 +11,7 @@
 
 #include "fp4/Conversion/FP4ToGPU/CorrectionToGPU.h"
 #include "CorrectionKernels.h"
+#include "FragmentDequant.h"
 #include "FusedActivationPrep.h"
 #include "FusedCorrectionChain.h"
 
@@ -176,17 +177,35 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   bool needsEpilogue = numGroups > 1 || chain.weightValues ||
                        chain.outerAcc ||
                        !chain.resultType.getElementType().isF32();
+  // The one product of every row group on the decode kernel's warp-group
+  // form (withDecodeMMADefault; macro weights keep mma.sync there). With
+  // weight outliers only by the option: its per-group slices of the sum
+  // measured far slower than the mma.sync forms and the prefill kernel
+  // (16 x 14336 x 4096 full recipe: 89 us against 52 on the prefill
+  // kernel's entries, docs/perf/decode_wgmma_outliers_2026-12-05.txt).
+  GPUConfigOverrides chainOptions = options;
+  if (chain.weightValues && !chainOptions.decodeMMA)
+    chainOptions.decodeMMA = GPUPrefillMMA::Sync;
+  const GPUConfigOverrides wgmmaOverrides =
+      withDecodeMMADefault(chip, numGroups * m, chainOptions);
+  std::string why;
+  std::optional<BF16FragmentDequant> weightForm = BF16FragmentDequant::get(
+      cast<QuantizedTensorType>(chain.weight.getType()), why);
+  const bool onWgmma = wgmmaOverrides.decodeMMA == GPUPrefillMMA::WGMMA &&
+                       chip.hasWGMMA && weightForm &&
+                       !weightForm->hasMacroFactors();
   // Weight outliers join the decode kernel when their activation sum fits
-  // in its shared memory (K * M f32 <= 32 KB); larger sums go to the
-  // epilogue kernel (its slot or sliced form), which gathered them faster
-  // than the decode kernel reading the sum from L1 (full recipe, 16 x
-  // 14336 x 4096: 95.2 against 101.9 us, measured during development on
+  // in its shared memory (K * M f32 <= 32 KB), or on its warp-group form,
+  // which stages the sum's slice per group of chunks; larger sums go to
+  // the epilogue kernel (its slot or sliced form), which gathered them
+  // faster than the decode kernel reading the sum from L1 (full recipe, 16
+  // x 14336 x 4096: 95.2 against 101.9 us, measured during development on
   // 2026-12-03; that log was not kept).
   bool outliersFit =
       !chain.weightValues ||
       ((chain.weightBlockSize == 16 || chain.weightBlockSize % 32 == 0) &&
        k % chain.weightBlockSize == 0 &&
-       k * m * 4 <= kDecodeEpilogueMaxSumBytes);
+       (onWgmma || k * m * 4 <= kDecodeEpilogueMaxSumBytes));
   epilogueInKernel = chunks.size() == 1 && needsEpilogue && outliersFit &&
                      decodeConfig.getSplitK() <= 1;
   SmallVector<DecodeChainLaunch, 1> launches;
@@ -194,7 +213,7 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
     for (int64_t groups : chunks)
       launches.push_back({stackedProductSpec(chain, groups * m,
                                              Float32Type::get(ctx)),
-                          withDecodeMMADefault(chip, groups * m, options)});
+                          withDecodeMMADefault(chip, groups * m, chainOptions)});
     return launches;
   }
   MatmulKernelSpec spec = stackedProductSpec(
@@ -211,11 +230,13 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
     // docs/Performance.md "Session 14"); more entries keep the loop form.
     const int64_t perUnit =
         epilogue.outlierEntries * (chain.weightBlockSize == 16 ? 2 : 1);
+    // The warp-group form has no tail (its main loop gathers from the
+    // sum's slices).
     epilogue.outlierTail =
-        options.decodeOutliers.value_or(perUnit <= 2
-                                            ? GPUDecodeOutliers::Tail
-                                            : GPUDecodeOutliers::Loop) ==
-        GPUDecodeOutliers::Tail;
+        !onWgmma && options.decodeOutliers.value_or(
+                        perUnit <= 2 ? GPUDecodeOutliers::Tail
+                                     : GPUDecodeOutliers::Loop) ==
+                        GPUDecodeOutliers::Tail;
   }
   if (chain.outerAcc)
     epilogue.accElementType =
@@ -230,15 +251,12 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   // short K would run masked ones), and for at most 2 entries per
   // 32-element unit: top-4 measured slower at 512 (outlier_k4, same
   // shape: 34.8 us against 31.4, docs/perf/gpu_all_2026-12-04_s9.txt).
-  // The tail form's loop is the plain product's: the default unroll.
-  // Without weight outliers the product may run on warp-group MMA (the
-  // decode kernel's wgmma form has no outlier path).
-  GPUConfigOverrides overrides =
-      chain.weightValues ? options
-                         : withDecodeMMADefault(chip, numGroups * m, options);
+  // The tail form's loop is the plain product's: the default unroll; the
+  // warp-group form has its own (withDecodeMMADefault).
+  GPUConfigOverrides overrides = wgmmaOverrides;
   int64_t unitEntries =
       epilogue.outlierEntries * (chain.weightBlockSize == 16 ? 2 : 1);
-  if (chain.weightValues && !epilogue.outlierTail &&
+  if (chain.weightValues && !epilogue.outlierTail && !onWgmma &&
       !overrides.decodeKUnroll && k % (2 * kStagedSumKUnroll) == 0 &&
       unitEntries <= 2)
     overrides.decodeKUnroll = kStagedSumKUnroll;
@@ -288,6 +306,8 @@ struct CorrectionPattern : public OpRewritePattern<OpTy> {
         // keeps the decode plan where its stacked product runs on wgmma.
         withDecodeMMADefault(hooks.target, kStackedDecodeRows, hooks.options)
                 .decodeMMA == GPUPrefillMMA::WGMMA,
+        // Weight outliers on it only by the option (decodeChainLaunches).
+        hooks.options.decodeMMA == GPUPrefillMMA::WGMMA,
         [this](const FusedCorrectionChain &chain, std::string &reason) {
           bool epilogueInKernel = false;
           for (const DecodeChainLaunch &l : decodeChainLaunches(

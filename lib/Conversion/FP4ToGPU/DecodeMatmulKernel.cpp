@@ -327,6 +327,9 @@ private:
   /// bar.sync of this K warp's warp group (barrier 1 + K warp, 128
   /// threads): the K warps' groups run different trip counts.
   void warpGroupBarrier();
+  /// The warp-group form with weight outliers: cp.async of the group's
+  /// slice of the activation sum into this K warp group's slice buffer.
+  void stageSumSlice(Value firstChunk, int64_t count);
   /// The warp index of row warp `rowWarp`'s K warp `k` (both forms).
   Value warpOf(Value rowWarp, int64_t k);
   SmallVector<Value> emitGroup(ValueRange acc, Value firstChunk, int64_t count,
@@ -378,9 +381,15 @@ private:
   gpu::GPUFuncOp kernel;
   Value dynamicShared;
   /// The warp-group form's activation slots ([K warps][slotElements()]
-  /// bf16 as i32 pairs, at dynamic shared offset 0) and the shared-window address of
-  /// dynamic shared memory.
+  /// bf16 as i32 pairs, at dynamic shared offset 0) and the shared-window
+  /// address of dynamic shared memory.
   Value actSlots, sharedBase;
+  /// The warp-group form with weight outliers: each K warp group stages
+  /// the slice of the [K, rows] f32 activation sum its group of chunks
+  /// covers (sliceElements() at epi->staged + K warp * sliceElements());
+  /// addStagedProducts reads it relative to sliceK0, the slice's first K.
+  int64_t sliceElements() const { return cfg.unroll * kChunk * epi->rows; }
+  Value sliceK0;
 
 public:
   /// Dynamic shared memory the kernel uses (bytes; 0 without entries).
@@ -718,7 +727,8 @@ DecodeKernelEmitter::computeChunks(ArrayRef<ChunkLoads> chunks,
 }
 
 void DecodeKernelEmitter::stageActivationSum() {
-  if (sumStaged || !epi || !epi->staged)
+  // The warp-group form stages slices per group (stageActivations).
+  if (sumStaged || !epi || !epi->staged || cfg.wgmma)
     return;
   sumStaged = true;
   // 16-byte pieces of the flat [K * rows] sum, one per thread and round.
@@ -882,9 +892,24 @@ void DecodeKernelEmitter::addStagedProducts(Value value, Value column,
   const int64_t rows = epi->rows;
   const int64_t piece = naturalAlignment(rows * 4) / 4;
   auto type = VectorType::get({piece}, b.getF32Type());
+  Value at = mul(column, rows);
+  if (sliceK0) {
+    // A column outside the group's slice belongs to an entry whose value
+    // is 0 here (a unit beyond K, or a block wider than the unit): any
+    // slice column does.
+    const int64_t cols = cfg.unroll * kChunk;
+    Value inSlice = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, column,
+                              sliceK0),
+        ult(column, add(sliceK0, cols)));
+    Value local = select(
+        inSlice, arith::SubIOp::create(b, loc, column, sliceK0), idx(0));
+    at = add(mul(kWarp, sliceElements()), mul(local, rows));
+  }
   for (int64_t m0 = 0; m0 < rows; m0 += piece) {
     Value v = vector::LoadOp::create(
-        b, loc, type, epi->staged, ValueRange{add(mul(column, rows), m0)},
+        b, loc, type, epi->staged, ValueRange{add(at, m0)},
         /*nontemporal=*/false, llvm::MaybeAlign(piece * 4));
     for (int64_t i = 0; i < piece; ++i) {
       Value x = vector::ExtractOp::create(b, loc, v, i);
@@ -1131,8 +1156,10 @@ void DecodeKernelEmitter::stageActivations(Value firstChunk, int64_t count,
     loaded.push_back({j, w});
   }
   // The slot's previous contents: every warp of the group waited for its
-  // wgmmas before this barrier.
+  // wgmmas (and finished its outlier gathers) before this barrier.
   warpGroupBarrier();
+  if (epi && epi->hasOutliers())
+    stageSumSlice(firstChunk, count);
   for (auto &[j, w] : loaded) {
     Value row = div(j, count), u = rem(j, count);
     SmallVector<Value, 2> factor;
@@ -1151,11 +1178,49 @@ void DecodeKernelEmitter::stageActivations(Value firstChunk, int64_t count,
       memref::StoreOp::create(b, loc, pair, actSlots, ValueRange{at});
     }
   }
+  if (epi && epi->hasOutliers())
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
   // wgmma reads shared memory through the async proxy.
   NVVM::FenceProxyOp::create(
       b, loc, NVVM::ProxyKind::async_shared,
       NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
   warpGroupBarrier();
+}
+
+void DecodeKernelEmitter::stageSumSlice(Value firstChunk, int64_t count) {
+  // The [K, rows] f32 sum's rows firstChunk * 128 .. + count * 128 are one
+  // contiguous run of 16-byte cp.async pieces (each starts on a 16-byte
+  // boundary: 128 * rows * 4 bytes per chunk), zero-filled past K (the
+  // partial last chunk; those entries' values are 0).
+  const int64_t rows = epi->rows, total = cfg.k * rows;
+  const int64_t pieces = count * kChunk * rows / 4;
+  Value flat = memref::CollapseShapeOp::create(
+      b, loc, epi->summedT,
+      ArrayRef<ReassociationIndices>{ReassociationIndices{0, 1}});
+  Value t = rem(tid, 128);
+  Value src0 = mul(mul(firstChunk, kChunk), rows);
+  Value dst0 = mul(kWarp, sliceElements());
+  for (int64_t i = 0; i * 128 < pieces; ++i) {
+    Value piece = add(t, 128 * i);
+    auto copy = [&](Value p) {
+      Value at = mul(p, 4);
+      Value src = add(src0, at);
+      Value inK = ult(src, idx(total));
+      Value elements = select(inK, idx(4), idx(0));
+      src = select(inK, src, idx(0));
+      nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()),
+          epi->staged, ValueRange{add(dst0, at)}, flat, ValueRange{src},
+          b.getIndexAttr(4), elements, /*bypassL1=*/UnitAttr());
+    };
+    if ((i + 1) * 128 <= pieces) {
+      copy(piece);
+      continue;
+    }
+    emitIf(b, loc, ult(piece, idx(pieces)),
+           [&](OpBuilder &, Location) { copy(minIdx(piece, pieces - 1)); });
+  }
+  NVVM::CpAsyncCommitGroupOp::create(b, loc);
 }
 
 SmallVector<Value>
@@ -1165,6 +1230,9 @@ DecodeKernelEmitter::computeChunksWgmma(ArrayRef<ChunkLoads> chunks,
   // the N / 8 column tiles (WarpgroupMMA.h): parity 0 of row tile 0.
   const int64_t n = cfg.wgmmaN();
   SmallVector<Value> acc(accIn.begin(), accIn.end());
+  MutableArrayRef<Value> outlierAcc =
+      MutableArrayRef<Value>(acc).drop_front(numAcc());
+  sliceK0 = mul(chunks.front().chunk, kChunk);
   SmallVector<Type> fields(n / 2, b.getF32Type());
   Value d = LLVM::UndefOp::create(
       b, loc, LLVM::LLVMStructType::getLiteral(b.getContext(), fields));
@@ -1201,7 +1269,12 @@ DecodeKernelEmitter::computeChunksWgmma(ArrayRef<ChunkLoads> chunks,
       d = buildWgmmaRegisterABF16(b, loc, frags[s],
                                   buildWgmmaDescriptor(b, loc, address), d, n);
     }
+    // The weight outliers' products on the CUDA cores while the tensor
+    // cores run (the loop form's gathers, from the group's slice).
+    if (!outlierAcc.empty())
+      addOutlierProducts(loads, outlierAcc);
   }
+  sliceK0 = Value();
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   for (int64_t nt = 0; nt < cfg.nTiles; ++nt)
@@ -1382,7 +1455,9 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
                                                 gpu::AddressSpace::Workgroup);
     epi->staged = sharedBuffer(
-        MemRefType::get({cfg.k * epi->rows}, b.getF32Type(),
+        MemRefType::get({cfg.wgmma ? cfg.kWarps * sliceElements()
+                                   : cfg.k * epi->rows},
+                        b.getF32Type(),
                         MemRefLayoutAttrInterface(), workgroup));
   }
   // Without the pipelined loop the copy goes first.
@@ -1661,7 +1736,7 @@ int64_t chooseRowWarps(const DecodeConfig &cfg, bool stagedSum,
   // entries (planOutlierTail), is fastest with two (same shape, full
   // recipe 24.5 us against 32.9 with four and 26.5 with three, 27.5 with
   // one; outlier top-1 20.6 against 24.8; docs/perf/
-  // decode_tail_copy_2026-12-05.txt, decode_tail_rows_2026-12-05.txt).
+  // decode_tail_copy_2026-12-05.txt, decode_wgmma_2026-12-05.txt).
   int64_t rowWarps = stagedSum ? (outlierTail ? 2 : 4) : cfg.m > 8 ? 2 : 1;
   while (rowWarps > 1 && 16 * cfg.rowTiles * rowWarps > cfg.n)
     rowWarps /= 2;
@@ -1835,10 +1910,15 @@ static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
       return failure();
     lhsQ = *q;
   }
+  const bool wgmmaForm = config.getMma() == GPUPrefillMMA::WGMMA &&
+                         target.hasWGMMA && !weight->macroBlock &&
+                         !(lhsQ && lhsQ->macroBlock);
   std::optional<FusedEpilogue> epi;
   if (spec.epilogue) {
     epi.emplace();
     epi->spec = *spec.epilogue;
+    if (wgmmaForm)
+      epi->spec.outlierTail = false;
     const MatmulKernelSpec::Epilogue &e = *spec.epilogue;
     if (e.rowGroups < 1 || spec.m % e.rowGroups != 0) {
       reason = "the fused epilogue's " + std::to_string(e.rowGroups) +
@@ -1856,7 +1936,7 @@ static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
                "16 or a multiple of 32 elements dividing K";
       return failure();
     }
-    if (e.outlierEntries > 0 &&
+    if (e.outlierEntries > 0 && !wgmmaForm &&
         spec.k * epi->rows * 4 > kDecodeEpilogueMaxSumBytes) {
       reason = "the fused epilogue stages the [K, M] f32 activation sum in "
                "shared memory: " + std::to_string(spec.k * epi->rows * 4) +
@@ -1884,11 +1964,11 @@ static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
     return failure();
   }
   bool stagedSum = epi && epi->hasOutliers();
-  // The warp-group form takes operands without macro factors and no weight
-  // outliers; others keep mma.sync (the variant name says which ran).
-  cfg.wgmma = config.getMma() == GPUPrefillMMA::WGMMA && target.hasWGMMA &&
-              !weight->macroBlock && !(lhsQ && lhsQ->macroBlock) &&
-              !stagedSum;
+  // The warp-group form takes operands without macro factors; others keep
+  // mma.sync (the variant name says which ran). It multiplies weight
+  // outliers in its main loop, from per-group slices of the sum (no tail
+  // form there).
+  cfg.wgmma = wgmmaForm;
   if (cfg.wgmma) {
     if (config.getRowsPerCta() != 0 && config.getRowsPerCta() != 64) {
       reason = "decode mma = wgmma: a CTA's row warps are one 64-row warp "

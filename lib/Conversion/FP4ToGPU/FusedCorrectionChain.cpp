@@ -267,12 +267,21 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
   // outliers into its weight tile (H200, 16 x 14336 x 4096: the full recipe
   // 96 -> 56 us; docs/perf/medium_m_2026-12-04.txt). Where the prefill
   // kernel cannot take the chain, the decode plan stays; so does a chain
-  // without weight outliers whose stacked product runs on the decode
-  // kernel's wgmma form (ctx.decodeStacksOnWgmma).
+  // whose stacked rows are one product on the decode kernel's wgmma form
+  // (ctx.decodeStacksOnWgmma).
+  // On the wgmma form the decode plan keeps chains without weight
+  // outliers, and, under decode-mma=wgmma, those with them where one
+  // product of up to 32 stacked rows does the whole chain (the outliers
+  // gathered from per-group slices of the activation sum; more products
+  // would leave them to the epilogue kernel).
+  const bool decodeOnWgmma =
+      ctx.decodeStacksOnWgmma &&
+      (!chain.weightValues ||
+       (ctx.decodeOutliersOnWgmma &&
+        static_cast<int64_t>(chain.groups.size()) * chain.m <= 32));
   if (chain.decode && ctx.correctionPrefillMinM > 0 &&
-      chain.m >= ctx.correctionPrefillMinM &&
-      (chain.weightValues ||
-       (chain.groups.size() > 1 && !ctx.decodeStacksOnWgmma))) {
+      chain.m >= ctx.correctionPrefillMinM && !decodeOnWgmma &&
+      (chain.weightValues || chain.groups.size() > 1)) {
     std::string why;
     bool takes = ctx.prefillTakesChain &&
                  !(chain.weightValues && prefillDeclinesWeightPart());

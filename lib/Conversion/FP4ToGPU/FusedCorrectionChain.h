@@ -88,11 +88,15 @@ struct ChainAnalysisContext {
       prefillTakesChain;
   int64_t correctionPrefillMinM = 0;
   /// Whether a decode chain's stacked product runs on warp-group MMA: then
-  /// from correctionPrefillMinM rows only chains with weight outliers go
-  /// to the prefill kernel (the decode kernel's wgmma form multiplies the
-  /// stacked rows from shared memory; 16 x 14336 x 4096 with 32 stacked
+  /// from correctionPrefillMinM rows chains without weight outliers keep
+  /// the decode plan (the decode kernel's wgmma
+  /// form multiplies the stacked rows from shared memory, weight outliers
+  /// from per-group slices of the sum; 16 x 14336 x 4096 with 32 stacked
   /// rows: 29.9 us against 43.0 for the prefill medium tile, H200).
   bool decodeStacksOnWgmma = false;
+  /// Whether chains with weight outliers also go to it (decode-mma=wgmma
+  /// given; by default they keep the mma.sync forms or the prefill kernel).
+  bool decodeOutliersOnWgmma = false;
   /// Whether the decode kernel takes every launch of a decode chain's
   /// fused plan; a chain it declines runs term by term (with the reason).
   std::function<LogicalResult(const FusedCorrectionChain &, std::string &)>
