@@ -216,6 +216,10 @@ def main():
                     help="time only the recipe rows (bench/gpu_recipes.py)")
     ap.add_argument("--breakdown", action="store_true",
                     help="also time each launch of a recipe alone")
+    ap.add_argument("--json", default=None,
+                    help="where the rows go (default $OUT/gpu_bench.json); "
+                         "a partial run (--only) after a full one in the "
+                         "same call must not overwrite the full run's file")
     args = ap.parse_args()
     g = torch.Generator(device=DEV).manual_seed(0)
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
@@ -256,10 +260,10 @@ def main():
     recipe_rows = bench_recipes(args.kernels, args.only, g, l2,
                                 args.breakdown)
     rows += recipe_rows
-    out = os.environ.get("OUT", "/tmp")
+    path = args.json or os.path.join(os.environ.get("OUT", "/tmp"),
+                                     "gpu_bench.json")
     json.dump({"gpu": torch.cuda.get_device_name(), "copy_TBps": bw,
-               "rows": rows}, open(os.path.join(out, "gpu_bench.json"), "w"),
-              indent=1)
+               "rows": rows}, open(path, "w"), indent=1)
     print()
     print("| case | variant | ours us | floor us | ours/floor | cuBLAS bf16 | "
           "cuBLAS bf16 (graph) | Triton dot_scaled | torch int4 | "
