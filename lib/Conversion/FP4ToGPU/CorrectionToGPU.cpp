@@ -174,6 +174,14 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   const auto numGroups = static_cast<int64_t>(chain.groups.size());
   GPUConfigAttr decodeConfig =
       selectGPUConfigForFamily(ctx, GPUKernelFamily::Decode, options);
+  // Weight-outlier entries of one row in a lane's 32-element unit.
+  const int64_t unitEntries =
+      chain.weightValues
+          ? cast<RankedTensorType>(chain.weightValues.getType())
+                    .getShape()
+                    .back() *
+                (chain.weightBlockSize == 16 ? 2 : 1)
+          : 0;
   bool needsEpilogue = numGroups > 1 || chain.weightValues ||
                        chain.outerAcc ||
                        !chain.resultType.getElementType().isF32();
@@ -228,13 +236,11 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
     // Default: the tail form for at most 2 entries per 32-element unit
     // (its copy of the CTA's entries streams them alongside the weights,
     // docs/Performance.md "Session 14"); more entries keep the loop form.
-    const int64_t perUnit =
-        epilogue.outlierEntries * (chain.weightBlockSize == 16 ? 2 : 1);
     // The warp-group form has no tail (its main loop gathers from the
     // sum's slices).
     epilogue.outlierTail =
         !onWgmma && options.decodeOutliers.value_or(
-                        perUnit <= 2 ? GPUDecodeOutliers::Tail
+                        unitEntries <= 2 ? GPUDecodeOutliers::Tail
                                      : GPUDecodeOutliers::Loop) ==
                         GPUDecodeOutliers::Tail;
   }
@@ -254,8 +260,6 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   // The tail form's loop is the plain product's: the default unroll; the
   // warp-group form has its own (withDecodeMMADefault).
   GPUConfigOverrides overrides = wgmmaOverrides;
-  int64_t unitEntries =
-      epilogue.outlierEntries * (chain.weightBlockSize == 16 ? 2 : 1);
   if (chain.weightValues && !epilogue.outlierTail && !onWgmma &&
       !overrides.decodeKUnroll && k % (2 * kStagedSumKUnroll) == 0 &&
       unitEntries <= 2)

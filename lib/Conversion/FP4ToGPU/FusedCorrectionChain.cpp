@@ -266,14 +266,12 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
   // tile, which adds the 2:4 residual on mma.sp and writes the weight
   // outliers into its weight tile (H200, 16 x 14336 x 4096: the full recipe
   // 96 -> 56 us; docs/perf/medium_m_2026-12-04.txt). Where the prefill
-  // kernel cannot take the chain, the decode plan stays; so does a chain
-  // whose stacked rows are one product on the decode kernel's wgmma form
-  // (ctx.decodeStacksOnWgmma).
-  // On the wgmma form the decode plan keeps chains without weight
-  // outliers, and, under decode-mma=wgmma, those with them where one
-  // product of up to 32 stacked rows does the whole chain (the outliers
-  // gathered from per-group slices of the activation sum; more products
-  // would leave them to the epilogue kernel).
+  // kernel cannot take the chain, the decode plan stays. On the decode
+  // kernel's wgmma form (ctx.decodeStacksOnWgmma) the decode plan keeps
+  // chains without weight outliers, and, under decode-mma=wgmma, those
+  // with them where one product of up to 32 stacked rows does the whole
+  // chain (the outliers gathered from per-group slices of the activation
+  // sum; more products would leave them to the epilogue kernel).
   const bool decodeOnWgmma =
       ctx.decodeStacksOnWgmma &&
       (!chain.weightValues ||

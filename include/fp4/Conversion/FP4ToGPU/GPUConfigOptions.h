@@ -185,7 +185,9 @@ struct GPUConfigOptionSet {
                            "row's entries per lane"))),
         decodeMMA(
             owner, "decode-mma",
-            llvm::cl::desc("Decode: tensor-core instruction (default sync)"),
+            llvm::cl::desc("Decode: tensor-core instruction (default: "
+                           "wgmma from 9 activation rows where the chip "
+                           "has it, else sync)"),
             llvm::cl::init(GPUPrefillMMA::Sync),
             llvm::cl::values(
                 clEnumValN(GPUPrefillMMA::Sync, "sync",
@@ -194,8 +196,8 @@ struct GPUConfigOptionSet {
                 clEnumValN(GPUPrefillMMA::WGMMA, "wgmma",
                            "sm_90a warp-group MMA: the dequantized weights "
                            "as the register A operand of 64-row warp "
-                           "groups, the activations staged in shared "
-                           "memory as B (W4A16, up to 32 rows)"))),
+                           "groups, the activations (bf16 or dequantized "
+                           "W4A4 codes) staged in shared memory as B"))),
         prefillTileM(owner, "prefill-tile-m",
                      llvm::cl::desc("Prefill: CTA tile rows (M), multiple of "
                                     "16 (default 128)"),
