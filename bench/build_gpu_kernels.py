@@ -70,6 +70,8 @@ def main():
                               fp4_opt, fp4_run, args.chip, args.options)
             print(case["name"], flush=True)
         for case in gpu_recipes.BENCH_CASES:
+            if args.only and case["name"] not in args.only:
+                continue
             d = os.path.join(args.out, "recipes", case["name"])
             gpu.compile(gpu_recipes.bench_mlir(case), chip=args.chip, out_dir=d,
                         options=("format=isa " + args.options).strip())

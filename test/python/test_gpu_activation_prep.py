@@ -29,22 +29,24 @@ from test_gpu_correction_kernels import (bf16_bits, compile_op,  # noqa: E402
 
 def recipe_mlir(m, n, k, rotate, split, residual, weight_outliers,
                 rotated="f32", weight_split=False, return_parts=False,
-                split_block=32, split_k=2):
+                split_block=32, split_k=2, weight_block=32, weight_k=2):
     """The bench form of a recipe (weight parts are arguments): x ->
     [rotate] -> [split top-2 of 32] -> quantize -> [2:4 residual], every
     activation part times every weight part. `weight_split`: the weight's
     outliers are split from a bf16 %w at run time and its rest quantized
     (what makes them joinable at prefill sizes). `return_parts`: the
     split's and the residual's results are returned too (read outside the
-    chain, so the prep writes them)."""
+    chain, so the prep writes them). The weight outliers are the top
+    `weight_k` of blocks of `weight_block`."""
     t = lambda *d: "tensor<" + "x".join(str(v) for v in d) + ">"
     y = t(m, n, "f32")
     args = [f"%x: {t(m, k, 'bf16')}", f"%qw: {qtype(n, k)}"]
     body, src, x_ty = [], "%x", t(m, k, "bf16")
+    wb, wk = weight_block, weight_k
     if weight_split:
-        wv, wi = t(n, k // 32, 2, "bf16"), t(n, k // 32, 2, "i8")
+        wv, wi = t(n, k // wb, wk, "bf16"), t(n, k // wb, wk, "i8")
         args[1] = f"%w: {t(n, k, 'bf16')}"
-        body.append(f"%wrest, %wv, %wi = fp4.split_outliers %w block 32 top 2 : {t(n, k, 'bf16')} -> {wv}, {wi}")
+        body.append(f"%wrest, %wv, %wi = fp4.split_outliers %w block {wb} top {wk} : {t(n, k, 'bf16')} -> {wv}, {wi}")
         body.append(f"%qw = fp4.quantize %wrest : {t(n, k, 'bf16')} -> {qtype(n, k)}")
     if rotate:
         body.append(f"%xr = fp4.rotate %x hadamard 32 seed 0 axis 1 : {x_ty} -> {t(m, k, rotated)}")
@@ -57,10 +59,10 @@ def recipe_mlir(m, n, k, rotate, split, residual, weight_outliers,
         src = "%rest"
         act.append((f"(%xv, %xi block {sb})", f"({sv}, {si})"))
     if weight_outliers:
-        wv, wi = t(n, k // 32, 2, "bf16"), t(n, k // 32, 2, "i8")
+        wv, wi = t(n, k // wb, wk, "bf16"), t(n, k // wb, wk, "i8")
         if not weight_split:
             args += [f"%wv: {wv}", f"%wi: {wi}"]
-        wgt.append(("(%wv, %wi block 32)", f"({wv}, {wi})"))
+        wgt.append((f"(%wv, %wi block {wb})", f"({wv}, {wi})"))
     body.append(f"%qx = fp4.quantize {src} : {x_ty} -> {qtype(m, k)}")
     if residual:
         rv, ri = t(m, k // 4, 2, "bf16"), t(m, k // 4, 2, "i8")
@@ -102,6 +104,18 @@ def run_plan(kernels, launches, inputs):
                           launch["block"], args, launch.get("shared_bytes"))
     return {name: b.bytes.view(b.dtype).reshape(b.shape)
             for name, b in buffers.items()}
+
+
+def prep_and_matmul(manifest):
+    """The plan's activation prep and its one product (asserting that the
+    chain's epilogue needed no separate kernel)."""
+    stems = [l["name"].rsplit("_", 1)[0] for l in manifest]
+    assert "fp4_stacked_epilogue" not in stems, stems
+    launches = [l for l in manifest
+                if l["name"].startswith(("fp4_activation_prep", "fp4_matmul"))]
+    assert [l["name"].rsplit("_", 1)[0] for l in launches] == [
+        "fp4_activation_prep", "fp4_matmul"], stems
+    return launches
 
 
 def with_entries(dense, values, indices, block):
@@ -380,12 +394,7 @@ def test_prefill_residual(m, n, k, rotate, split, weight_outliers, chip,
         m, n, k, rotate, split, True, weight_outliers,
         weight_split=weight_outliers, return_parts=return_parts), chip=chip,
         options=f"prefill-residual={form}")
-    stems = [l["name"].rsplit("_", 1)[0] for l in manifest]
-    assert "fp4_stacked_epilogue" not in stems, stems
-    launches = [l for l in manifest
-                if l["name"].startswith(("fp4_activation_prep", "fp4_matmul"))]
-    assert [l["name"].rsplit("_", 1)[0] for l in launches] == [
-        "fp4_activation_prep", "fp4_matmul"], stems
+    launches = prep_and_matmul(manifest)
     prep, matmul = launches
     entries = "_entries" if weight_outliers else ""
     outlier_args = ["weights.values", "weights.indices"] \

@@ -202,6 +202,15 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   const bool onWgmma = wgmmaOverrides.decodeMMA == GPUPrefillMMA::WGMMA &&
                        chip.hasWGMMA && weightForm &&
                        !weightForm->hasMacroFactors();
+  // On that form, weight outliers proven to sit on +-0 weights are written
+  // into its shared weight tile (MatmulKernelSpec::WeightEntries): no
+  // activation sum, no gathers; the tile holds the weight's values, so its
+  // scheme has no tensor factor or exponent offset.
+  const bool entriesInTile =
+      chain.weightValues && onWgmma && chain.weightEntriesProven &&
+      weightForm->exponentOffset() == 0 && !weightForm->hasTensorScale() &&
+      (chain.weightBlockSize == 16 || chain.weightBlockSize % 32 == 0) &&
+      k % chain.weightBlockSize == 0;
   // Weight outliers join the decode kernel when their activation sum fits
   // in its shared memory (K * M f32 <= 32 KB), or on its warp-group form,
   // which stages the sum's slice per group of chunks; larger sums go to
@@ -228,7 +237,11 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
       chain, numGroups * m, chain.resultType.getElementType());
   MatmulKernelSpec::Epilogue epilogue;
   epilogue.rowGroups = numGroups;
-  if (chain.weightValues) {
+  if (entriesInTile) {
+    spec.weightEntries = MatmulKernelSpec::WeightEntries{
+        chain.weightBlockSize,
+        cast<RankedTensorType>(chain.weightValues.getType()).getShape().back()};
+  } else if (chain.weightValues) {
     auto valuesType = cast<RankedTensorType>(chain.weightValues.getType());
     epilogue.outlierBlockSize = chain.weightBlockSize;
     epilogue.outlierEntries = valuesType.getShape().back();
@@ -706,12 +719,26 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     StackActivationsKernelSpec stack;
     stack.rows = m;
     stack.cols = k;
-    // The decode plans add the weight outliers' product from the activation
-    // sum; at prefill the outliers go into the weight tile instead.
-    const bool outlierEpilogue = chain.weightValues && chain.decode;
-    stack.transposedSum = outlierEpilogue;
     for (int64_t g = 0; g < numGroups; g += perChunk)
       stack.outputGroups.push_back(std::min(perChunk, numGroups - g));
+    // Decode with one product: the decode kernel does the epilogue too (no
+    // second launch, no [groups * M, N] round trip), unless the product
+    // alone already is the result (decodeChainLaunches; the chain analysis
+    // asked the decode kernel about these launches before any IR changed).
+    bool epilogueInKernel = false;
+    SmallVector<DecodeChainLaunch, 1> decodeLaunches;
+    if (chain.decode)
+      decodeLaunches = decodeChainLaunches(chain, hooks.target, hooks.options,
+                                           stack.outputGroups,
+                                           epilogueInKernel);
+    // The decode plans add the weight outliers' product from the activation
+    // sum, unless the decode kernel writes them into its weight tile; at
+    // prefill the outliers go into the weight tile too.
+    const bool entriesInTile =
+        epilogueInKernel && decodeLaunches.front().spec.weightEntries;
+    const bool outlierEpilogue =
+        chain.weightValues && chain.decode && !entriesInTile;
+    stack.transposedSum = outlierEpilogue;
     // The activation side: one prep kernel from x where the chain's
     // activation ops allow it (FusedActivationPrep.h), else the stacker
     // over the parts the ops' own kernels computed.
@@ -827,23 +854,18 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
                          rewriter);
     }
 
-    // Decode with one product: the decode kernel does the epilogue too (no
-    // second launch, no [groups * M, N] round trip), unless the product
-    // alone already is the result (decodeChainLaunches; the chain analysis
-    // asked the decode kernel about these launches before any IR changed).
-    bool epilogueInKernel = false;
-    SmallVector<DecodeChainLaunch, 1> decodeLaunches;
-    if (chain.decode)
-      decodeLaunches = decodeChainLaunches(chain, hooks.target, hooks.options,
-                                           stack.outputGroups,
-                                           epilogueInKernel);
     if (epilogueInKernel) {
       MatmulKernelSpec spec = decodeLaunches.front().spec;
       SmallVector<Value> inputs =
           input(rewriter, loc, stacked->front(), "stacked0", spec.args);
       llvm::append_range(
           inputs, input(rewriter, loc, chain.weight, "weight", spec.args));
-      if (chain.weightValues) {
+      if (entriesInTile) {
+        llvm::append_range(inputs, input(rewriter, loc, chain.weightValues,
+                                         "weights.values", spec.args));
+        llvm::append_range(inputs, input(rewriter, loc, chain.weightIndices,
+                                         "weights.indices", spec.args));
+      } else if (chain.weightValues) {
         llvm::append_range(inputs, input(rewriter, loc, stacked->back(),
                                          "summed_t", spec.args));
         llvm::append_range(inputs, input(rewriter, loc, chain.weightValues,

@@ -163,6 +163,10 @@ struct DecodeConfig {
   /// The warp-group form (mma = wgmma): each K warp is a warp group of 4
   /// row warps (64 weight rows), warp = kWarp * 4 + row warp.
   bool wgmma = false;
+  /// Its weight-tile form (MatmulKernelSpec::WeightEntries): the group's
+  /// dequantized weights go to a shared 64-row tile, the weight entries
+  /// over their elements, and wgmma reads both operands from shared memory.
+  bool weightTile = false;
 
   int64_t fullChunks() const { return k / kChunk; }
   int64_t fullGroups() const { return fullChunks() / unroll; }
@@ -182,6 +186,20 @@ struct DecodeConfig {
   int64_t wgmmaN() const { return 8 * nTiles; }
   int64_t atomElements() const { return wgmmaN() * 64; }
   int64_t slotElements() const { return 2 * unroll * atomElements(); }
+  /// The weight-tile form: bf16 elements of one 64-row atom (64 K slots)
+  /// and of one K warp group's tile (2 atoms per chunk).
+  int64_t tileAtomElements() const { return 64 * 64; }
+  int64_t tileElements() const { return 2 * unroll * tileAtomElements(); }
+};
+
+/// The weight entries of the weight-tile form (MatmulKernelSpec::
+/// WeightEntries): bf16 values and i8 indices [N, K / blockSize, entries].
+struct TileEntries {
+  int64_t blockSize = 0, entries = 0;
+  Value values, indices;
+  /// Entries of one weight row in a lane's 32-element unit: one block's
+  /// (a block of 32 or more holds the unit), or two blocks' (16).
+  int64_t perUnit() const { return blockSize == 16 ? 2 * entries : entries; }
 };
 
 /// The fused correction chain's epilogue (MatmulKernelSpec::Epilogue) as
@@ -229,8 +247,9 @@ struct FusedEpilogue {
 /// The loads of one chunk, per lane.
 struct ChunkLoads {
   Value chunk;
-  /// First K index of this lane's unit (clamped in a masked chunk).
-  Value unitK0;
+  /// First K index of this lane's unit (clamped in a masked chunk), and
+  /// whether the unit lies within K (null: an unmasked chunk).
+  Value unitK0, unitValid;
   /// [rowTile * 2 + half] -> 4 code words; half 0 is row g, 1 row g + 8.
   SmallVector<SmallVector<Value, 4>> weightWords;
   /// [rowTile * 2 + half] -> scale bytes (i32) of the unit.
@@ -238,7 +257,8 @@ struct ChunkLoads {
   /// [rowTile * 2 + half] -> macro factor (f32), when the weight has them.
   SmallVector<Value> weightMacro;
   /// [rowTile * 2 + half] -> the unit's weight-outlier values (f32, 0 in
-  /// a unit beyond K) and raw i8 indices (fused epilogue).
+  /// a unit beyond K) and raw i8 indices (fused epilogue); in the
+  /// weight-tile form its weight entries (bf16 as they are, i8 indices).
   SmallVector<SmallVector<Value, 8>> outlierValues, outlierIndices;
   /// [nTile] -> 16 bf16 words (W4A16) or 4 code words (W4A4).
   SmallVector<SmallVector<Value, 16>> actWords;
@@ -254,9 +274,10 @@ public:
   DecodeKernelEmitter(OpBuilder &b, Location loc, const DecodeConfig &cfg,
                       QuantOperand weight, std::optional<QuantOperand> lhsQ,
                       Value lhs, Value result,
-                      std::optional<FusedEpilogue> epi = std::nullopt)
+                      std::optional<FusedEpilogue> epi = std::nullopt,
+                      std::optional<TileEntries> entries = std::nullopt)
       : b(b), loc(loc), cfg(cfg), weight(weight), lhsQ(lhsQ), lhs(lhs),
-        result(result), epi(epi) {}
+        result(result), epi(epi), entries(entries) {}
 
   void emit(gpu::GPUFuncOp func);
 
@@ -321,9 +342,31 @@ private:
   /// slot of shared memory, in the K order of the weight fragments
   /// (stageActivations), then one wgmma per k16 step with the dequantized
   /// weights as the register A operand (computeChunksWgmma).
-  void stageActivations(Value firstChunk, int64_t count, bool masked);
+  void stageActivations(Value firstChunk, int64_t count, bool masked,
+                        ArrayRef<ChunkLoads> weightChunks);
   SmallVector<Value> computeChunksWgmma(ArrayRef<ChunkLoads> loads,
                                         ValueRange acc);
+  /// The weight-tile form: the group's weights dequantized into this K
+  /// warp group's tile, each weight entry over its element (between the
+  /// group's barriers, in stageActivations), then one wgmma per k16 step
+  /// with both operands in shared memory (computeChunksTile).
+  void loadTileEntries(ChunkLoads &loads, Value row, Value k0, Value valid);
+  void storeWeightTile(ArrayRef<ChunkLoads> chunks);
+  void storeTileEntries(const ChunkLoads &loads, int64_t u, int64_t half,
+                        Value localRow);
+  SmallVector<Value> computeChunksTile(int64_t count, ValueRange acc);
+  /// The accumulator of m64nNk16 is, per warp, the mma.sync C fragments of
+  /// the N / 8 column tiles (WarpgroupMMA.h): parity 0 of row tile 0 of
+  /// `acc`, as the wgmma struct and back.
+  Value packWgmmaAcc(ArrayRef<Value> acc);
+  void unpackWgmmaAcc(Value d, MutableArrayRef<Value> acc);
+  /// The shared-window address (i64) of dynamic shared byte `byte` +
+  /// `offset`.
+  Value sharedAddress(Value byte, int64_t offset);
+  /// The position (i32 words from the slot's start) of 16-byte chunk
+  /// `j` (0..15) of `row` in atom pair `u` of a K-major 128-byte-swizzle
+  /// buffer of `rows`-row atoms: atom 2u + j / 8, chunk (j % 8) ^ (row % 8).
+  Value tileChunkWord(Value row, Value j, int64_t u, int64_t rows);
   /// bar.sync of this K warp's warp group (barrier 1 + K warp, 128
   /// threads): the K warps' groups run different trip counts.
   void warpGroupBarrier();
@@ -384,6 +427,11 @@ private:
   /// bf16 as i32 pairs, at dynamic shared offset 0) and the shared-window
   /// address of dynamic shared memory.
   Value actSlots, sharedBase;
+  /// The weight-tile form's tiles ([K warps][tileElements()] as i32 pairs,
+  /// and the same bytes as bf16 for the entries) at dynamic shared offset
+  /// `tileOffset` (1024-byte aligned).
+  Value weightTiles, weightTilesBF16;
+  int64_t tileOffset = 0;
   /// The warp-group form with weight outliers: each K warp group stages
   /// the slice of the [K, rows] f32 activation sum its group of chunks
   /// covers (sliceElements() at epi->staged + K warp * sliceElements());
@@ -418,6 +466,7 @@ private:
   std::optional<QuantOperand> lhsQ;
   Value lhs, result;
   std::optional<FusedEpilogue> epi;
+  std::optional<TileEntries> entries;
 
   Value lane, warp, kWarp, rowWarp, split, g, tig, rowBase, rowCTA;
   /// Clamped weight rows [rowTile * 2 + half] and activation rows [nTile].
@@ -502,6 +551,7 @@ void DecodeKernelEmitter::loadWeightChunk(ChunkLoads &loads, Value chunk,
                                           bool masked) {
   auto [k0, valid] = unitStart(chunk, masked);
   loads.unitK0 = k0;
+  loads.unitValid = valid;
   for (Value row : weightRows) {
     loads.weightWords.push_back(loadCodeWords(weight.codes, row, k0, valid));
     loads.weightScales.push_back(loadScaleBytes(weight, row, k0, valid));
@@ -509,7 +559,23 @@ void DecodeKernelEmitter::loadWeightChunk(ChunkLoads &loads, Value chunk,
       loads.weightMacro.push_back(loadMacroFactor(weight, row, chunk));
     if (epi && epi->outliersInLoop())
       loadOutlierEntries(loads, row, k0, valid);
+    if (entries)
+      loadTileEntries(loads, row, k0, valid);
   }
+}
+
+void DecodeKernelEmitter::loadTileEntries(ChunkLoads &loads, Value row,
+                                          Value k0, Value) {
+  // As loadOutlierEntries, but the values stay bf16: they go into the bf16
+  // tile as they are. A unit beyond K loads block 0's (k0 is clamped) and
+  // stores none of them (storeTileEntries).
+  Value block = div(k0, entries->blockSize);
+  auto load = [&](Value memref) {
+    return SmallVector<Value, 8>(loadElements(
+        b, loc, memref, ValueRange{row, block, idx(0)}, entries->perUnit()));
+  };
+  loads.outlierValues.push_back(load(entries->values));
+  loads.outlierIndices.push_back(load(entries->indices));
 }
 
 void DecodeKernelEmitter::loadOutlierEntries(ChunkLoads &loads, Value row,
@@ -1066,8 +1132,9 @@ SmallVector<Value> DecodeKernelEmitter::emitGroup(ValueRange acc,
       loadWeightChunk(loads, loads.chunk, masked);
       chunks.push_back(std::move(loads));
     }
-    stageActivations(firstChunk, count, masked);
-    return computeChunksWgmma(chunks, acc);
+    stageActivations(firstChunk, count, masked, chunks);
+    return cfg.weightTile ? computeChunksTile(count, acc)
+                          : computeChunksWgmma(chunks, acc);
   }
   for (int64_t u = 0; u < count; ++u)
     chunks.push_back(loadChunk(add(firstChunk, u), masked));
@@ -1086,7 +1153,8 @@ void DecodeKernelEmitter::warpGroupBarrier() {
 }
 
 void DecodeKernelEmitter::stageActivations(Value firstChunk, int64_t count,
-                                           bool masked) {
+                                           bool masked,
+                                           ArrayRef<ChunkLoads> weightChunks) {
   // Step s of a chunk multiplies, in K slots 2tig + h and 2tig + 8 + h of
   // lane tig's A fragment, the pairs p0 = 2(s % 2) and p0 + 1 of code word
   // v = s / 2 of the lane's unit tig, and pair p of a word is its elements
@@ -1100,6 +1168,12 @@ void DecodeKernelEmitter::stageActivations(Value firstChunk, int64_t count,
   // several (row, chunk): 16 consecutive threads read 256 consecutive
   // bytes of a row. Units beyond K are zeros (their weight codes are too,
   // and 0 x Inf would be NaN).
+  //
+  // The weight-tile form chooses its own K order, the same for both
+  // operands (storeWeightTile): word v of unit tig is 16-byte chunk
+  // j = 4 tig + v of the chunk's 128 K slots, its pairs p = 0..3 in order
+  // (slot 2p + h holds element p + 4h), so a thread stores a word's four
+  // pairs with one 16-byte store.
   const int64_t atom = cfg.atomElements() / 2; // i32 words
   Value t = rem(tid, 128);
   Value piece = rem(t, 16);
@@ -1160,11 +1234,30 @@ void DecodeKernelEmitter::stageActivations(Value firstChunk, int64_t count,
   warpGroupBarrier();
   if (epi && epi->hasOutliers())
     stageSumSlice(firstChunk, count);
+  if (cfg.weightTile)
+    storeWeightTile(weightChunks);
   for (auto &[j, w] : loaded) {
     Value row = div(j, count), u = rem(j, count);
     SmallVector<Value, 2> factor;
     if (lhsQ)
       factor = factors(*lhsQ, {w[1]})[0];
+    if (cfg.weightTile) {
+      SmallVector<Value, 4> pairs;
+      for (int64_t p = 0; p < 4; ++p)
+        pairs.push_back(lhsQ ? dequantPair(w[0], p, factor)
+                             : buildBF16PairFromWords(b, loc, w, p));
+      // Chunk u of the group: atom pair u (count <= unroll atoms pairs).
+      Value at = add(slot, add(mul(u, 2 * atom),
+                               tileChunkWord(row, add(mul(unitTig, 4), word),
+                                             0, cfg.wgmmaN())));
+      vector::StoreOp::create(
+          b, loc,
+          vector::FromElementsOp::create(
+              b, loc, VectorType::get({4}, b.getI32Type()), pairs),
+          actSlots, ValueRange{at}, /*nontemporal=*/false,
+          llvm::MaybeAlign(16));
+      continue;
+    }
     for (int64_t p = 0; p < 4; ++p) {
       // step = 2 word + p / 2, in atom 2u + step / 4 at 16-byte chunk
       // 2 (step % 4) + p % 2 of its row, swizzled.
@@ -1223,23 +1316,162 @@ void DecodeKernelEmitter::stageSumSlice(Value firstChunk, int64_t count) {
   NVVM::CpAsyncCommitGroupOp::create(b, loc);
 }
 
-SmallVector<Value>
-DecodeKernelEmitter::computeChunksWgmma(ArrayRef<ChunkLoads> chunks,
-                                        ValueRange accIn) {
-  // The accumulator of m64nNk16 is, per warp, the mma.sync C fragments of
-  // the N / 8 column tiles (WarpgroupMMA.h): parity 0 of row tile 0.
-  const int64_t n = cfg.wgmmaN();
-  SmallVector<Value> acc(accIn.begin(), accIn.end());
-  MutableArrayRef<Value> outlierAcc =
-      MutableArrayRef<Value>(acc).drop_front(numAcc());
-  sliceK0 = mul(chunks.front().chunk, kChunk);
-  SmallVector<Type> fields(n / 2, b.getF32Type());
+Value DecodeKernelEmitter::tileChunkWord(Value row, Value j, int64_t u,
+                                         int64_t rows) {
+  Value atomIndex = add(div(j, 8), 2 * u);
+  Value swizzled = arith::XOrIOp::create(b, loc, rem(j, 8), rem(row, 8));
+  return add(mul(atomIndex, rows * 32), add(mul(row, 32), mul(swizzled, 4)));
+}
+
+void DecodeKernelEmitter::storeWeightTile(ArrayRef<ChunkLoads> chunks) {
+  // Lane (g, tig) of row warp w (emit: g = lane % 8, tig = lane / 8 in this
+  // form) dequantized unit tig of rows 16 w + g and + 8: word v goes to
+  // chunk 4 tig + v of its row with one 16-byte store (stageActivations
+  // gives the K order). A warp's store of one (half, v) writes 8 rows x
+  // one chunk per 8-lane phase, on 8 different swizzled chunks: no bank
+  // conflict. Then the unit's weight entries over their elements.
+  const int64_t tileWords = cfg.tileElements() / 2;
+  Value base = mul(kWarp, tileWords);
+  auto v4 = VectorType::get({4}, b.getI32Type());
+  for (auto [u, loads] : llvm::enumerate(chunks)) {
+    for (int64_t half = 0; half < 2; ++half) {
+      Value row = add(add(mul(rowWarp, 16), g), 8 * half);
+      SmallVector<SmallVector<Value, 2>> f =
+          factors(weight, loads.weightScales[half]);
+      for (int64_t v = 0; v < 4; ++v) {
+        SmallVector<Value, 4> pairs;
+        for (int64_t p = 0; p < 4; ++p)
+          pairs.push_back(dequantPair(loads.weightWords[half][v], p,
+                                      f[weight.scaleSlot(v)]));
+        Value at = add(base, tileChunkWord(row, add(mul(tig, 4), v),
+                                           static_cast<int64_t>(u), 64));
+        vector::StoreOp::create(
+            b, loc, vector::FromElementsOp::create(b, loc, v4, pairs),
+            weightTiles, ValueRange{at}, /*nontemporal=*/false,
+            llvm::MaybeAlign(16));
+      }
+      storeTileEntries(loads, static_cast<int64_t>(u), half, row);
+    }
+  }
+}
+
+void DecodeKernelEmitter::storeTileEntries(const ChunkLoads &loads, int64_t u,
+                                           int64_t half, Value row) {
+  // Each entry replaces its element of the tile: the quantized weight is
+  // +-0 there (the caller's proof, MatmulKernelSpec::WeightEntries), so the
+  // replacement is the sum. The same thread stored the element's chunk
+  // just before (program order on the same address). Element e of the
+  // unit is pair p = e % 4, half h = (e % 8) / 4 of word v = e / 8: slot
+  // 2p + h of chunk 4 tig + v.
+  const int64_t bs = entries->blockSize, perBlock = entries->entries;
+  Value unitOffset = bs > kUnit ? rem(loads.unitK0, bs) : Value();
+  for (int64_t e = 0; e < entries->perUnit(); ++e) {
+    Value value = loads.outlierValues[half][e];
+    Value index = arith::IndexCastUIOp::create(
+        b, loc, b.getIndexType(), loads.outlierIndices[half][e]);
+    // The entry's column within the unit. An index is < the block size by
+    // the op's contract; masking keeps a corrupt one inside the tile (a
+    // wrong product, never a stray shared-memory store).
+    Value column, skip;
+    if (bs == 16) {
+      column = add(arith::AndIOp::create(b, loc, index, idx(15)),
+                   16 * (e / perBlock));
+    } else if (bs == kUnit) {
+      column = arith::AndIOp::create(b, loc, index, idx(31));
+    } else {
+      // A block wider than the unit: only the unit holding the entry.
+      Value below = ult(index, unitOffset);
+      column = arith::SubIOp::create(b, loc, index, unitOffset);
+      skip = arith::OrIOp::create(
+          b, loc, below,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, column,
+                                idx(kUnit)));
+      column = arith::AndIOp::create(b, loc, column, idx(31));
+    }
+    // A unit beyond K (its codes and activations are zeros) stores none:
+    // its entries are block 0's, and 0 x Inf would be NaN.
+    if (loads.unitValid) {
+      Value outside = arith::XOrIOp::create(
+          b, loc, loads.unitValid,
+          arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+      skip = skip ? arith::OrIOp::create(b, loc, skip, outside).getResult()
+                  : outside;
+    }
+    Value v = div(column, 8), p = rem(column, 4), h = div(rem(column, 8), 4);
+    Value word = add(mul(kWarp, cfg.tileElements() / 2),
+                     tileChunkWord(row, add(mul(tig, 4), v), u, 64));
+    Value at = add(mul(word, 2), add(mul(p, 2), h));
+    auto store = [&] {
+      memref::StoreOp::create(b, loc, value, weightTilesBF16, ValueRange{at});
+    };
+    if (!skip) {
+      store();
+      continue;
+    }
+    Value keep = arith::XOrIOp::create(
+        b, loc, skip, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+    emitIf(b, loc, keep, [&](OpBuilder &, Location) { store(); });
+  }
+}
+
+Value DecodeKernelEmitter::packWgmmaAcc(ArrayRef<Value> acc) {
+  SmallVector<Type> fields(cfg.wgmmaN() / 2, b.getF32Type());
   Value d = LLVM::UndefOp::create(
       b, loc, LLVM::LLVMStructType::getLiteral(b.getContext(), fields));
   for (int64_t nt = 0; nt < cfg.nTiles; ++nt)
     for (int64_t e = 0; e < 4; ++e)
       d = LLVM::InsertValueOp::create(b, loc, d, acc[accIndex(0, nt, 0, e)],
                                       4 * nt + e);
+  return d;
+}
+
+void DecodeKernelEmitter::unpackWgmmaAcc(Value d, MutableArrayRef<Value> acc) {
+  for (int64_t nt = 0; nt < cfg.nTiles; ++nt)
+    for (int64_t e = 0; e < 4; ++e)
+      acc[accIndex(0, nt, 0, e)] =
+          LLVM::ExtractValueOp::create(b, loc, d, 4 * nt + e);
+}
+
+Value DecodeKernelEmitter::sharedAddress(Value byte, int64_t offset) {
+  return arith::AddIOp::create(
+      b, loc, sharedBase,
+      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), add(byte, offset)));
+}
+
+SmallVector<Value> DecodeKernelEmitter::computeChunksTile(int64_t count,
+                                                          ValueRange accIn) {
+  // As computeChunksWgmma, with A = this K warp group's weight tile.
+  SmallVector<Value> acc(accIn.begin(), accIn.end());
+  Value d = packWgmmaAcc(acc);
+  Value slotByte = mul(mul(kWarp, cfg.slotElements()), 2);
+  Value tileByte = add(mul(mul(kWarp, cfg.tileElements()), 2), tileOffset);
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  for (int64_t u = 0; u < count; ++u)
+    for (int64_t s = 0; s < kStepsPerChunk; ++s) {
+      int64_t atom = 2 * u + s / 4, column = 32 * (s % 4);
+      Value descA = buildWgmmaDescriptor(
+          b, loc,
+          sharedAddress(tileByte, atom * cfg.tileAtomElements() * 2 + column));
+      Value descB = buildWgmmaDescriptor(
+          b, loc,
+          sharedAddress(slotByte, atom * cfg.atomElements() * 2 + column));
+      d = buildWgmmaBF16(b, loc, descA, descB, d, cfg.wgmmaN());
+    }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  unpackWgmmaAcc(d, acc);
+  return acc;
+}
+
+SmallVector<Value>
+DecodeKernelEmitter::computeChunksWgmma(ArrayRef<ChunkLoads> chunks,
+                                        ValueRange accIn) {
+  const int64_t n = cfg.wgmmaN();
+  SmallVector<Value> acc(accIn.begin(), accIn.end());
+  MutableArrayRef<Value> outlierAcc =
+      MutableArrayRef<Value>(acc).drop_front(numAcc());
+  sliceK0 = mul(chunks.front().chunk, kChunk);
+  Value d = packWgmmaAcc(acc);
   Value slotByte = mul(mul(kWarp, cfg.slotElements()), 2);
   for (size_t u = 0; u < chunks.size(); ++u) {
     const ChunkLoads &loads = chunks[u];
@@ -1262,12 +1494,10 @@ DecodeKernelEmitter::computeChunksWgmma(ArrayRef<ChunkLoads> chunks,
       int64_t atomByte =
           (2 * static_cast<int64_t>(u) + s / 4) * cfg.atomElements() * 2 +
           32 * (s % 4);
-      Value address = arith::AddIOp::create(
-          b, loc, sharedBase,
-          arith::IndexCastUIOp::create(b, loc, b.getI64Type(),
-                                       add(slotByte, atomByte)));
-      d = buildWgmmaRegisterABF16(b, loc, frags[s],
-                                  buildWgmmaDescriptor(b, loc, address), d, n);
+      d = buildWgmmaRegisterABF16(
+          b, loc, frags[s],
+          buildWgmmaDescriptor(b, loc, sharedAddress(slotByte, atomByte)), d,
+          n);
     }
     // The weight outliers' products on the CUDA cores while the tensor
     // cores run (the loop form's gathers, from the group's slice).
@@ -1277,10 +1507,7 @@ DecodeKernelEmitter::computeChunksWgmma(ArrayRef<ChunkLoads> chunks,
   sliceK0 = Value();
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  for (int64_t nt = 0; nt < cfg.nTiles; ++nt)
-    for (int64_t e = 0; e < 4; ++e)
-      acc[accIndex(0, nt, 0, e)] =
-          LLVM::ExtractValueOp::create(b, loc, d, 4 * nt + e);
+  unpackWgmmaAcc(d, acc);
   return acc;
 }
 
@@ -1420,6 +1647,14 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
   rowWarp = cfg.wgmma ? rem(warp, 4) : div(warp, cfg.kWarps);
   g = div(lane, 4);
   tig = rem(lane, 4);
+  // The weight-tile form's lanes load and dequantize for the tile, not for
+  // mma fragments: lane l takes row l % 8 and unit l / 8, so that a warp's
+  // 16-byte stores of one chunk position hit 8 rows per 8-lane phase
+  // (storeWeightTile). A warp load reads the same 8 rows x 64 bytes.
+  if (cfg.weightTile) {
+    g = rem(lane, 8);
+    tig = div(lane, 8);
+  }
   // blockIdx.x = split * numRowCTAs + row CTA (one grid dimension, so that
   // consecutive CTAs stream consecutive weight rows of the same K slice).
   Value bid = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
@@ -1450,6 +1685,20 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
         kWgmmaSwizzleBytes);
     sharedBase = buildSharedAddress(b, loc, dynamicShared);
     buildSwizzleBaseCheck(b, loc, sharedBase);
+  }
+  if (cfg.weightTile) {
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    tileOffset = llvm::alignTo(dynamicBytes, kWgmmaSwizzleBytes);
+    weightTiles = sharedBuffer(
+        MemRefType::get({cfg.kWarps * cfg.tileElements() / 2}, b.getI32Type(),
+                        MemRefLayoutAttrInterface(), workgroup),
+        kWgmmaSwizzleBytes);
+    weightTilesBF16 = memref::ViewOp::create(
+        b, loc,
+        MemRefType::get({cfg.kWarps * cfg.tileElements()}, b.getBF16Type(),
+                        MemRefLayoutAttrInterface(), workgroup),
+        dynamicShared, idx(tileOffset), ValueRange{});
   }
   if (epi && epi->hasOutliers()) {
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
@@ -1824,6 +2073,7 @@ struct DecodeSetup {
   QuantOperand weight;
   std::optional<QuantOperand> lhsQ;
   std::optional<FusedEpilogue> epi;
+  std::optional<TileEntries> entries;
   DecodeConfig cfg;
 };
 } // namespace
@@ -1913,6 +2163,28 @@ static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
   const bool wgmmaForm = config.getMma() == GPUPrefillMMA::WGMMA &&
                          target.hasWGMMA && !weight->macroBlock &&
                          !(lhsQ && lhsQ->macroBlock);
+  if (spec.weightEntries) {
+    // The entries are written into the tile as they are: the tile must
+    // hold the weight's values, not values times a factor applied later.
+    const MatmulKernelSpec::WeightEntries &e = *spec.weightEntries;
+    if (weight->fragmentShift() != 0 || weight->hasTensorScale ||
+        weight->macroBlock) {
+      reason = "weight entries need a weight scheme without tensor or macro "
+               "factors (its dequantized values are the bf16 tile's)";
+      return failure();
+    }
+    if ((e.blockSize != 16 && e.blockSize % kUnit != 0) || e.entries < 1 ||
+        e.entries > e.blockSize || spec.k % e.blockSize != 0) {
+      reason = "weight entries come in blocks of 16 or a multiple of 32 "
+               "dividing K, with 1..block entries";
+      return failure();
+    }
+    if (spec.epilogue && spec.epilogue->outlierEntries > 0) {
+      reason = "weight entries and epilogue weight outliers are two forms "
+               "of the same part; a launch takes one";
+      return failure();
+    }
+  }
   std::optional<FusedEpilogue> epi;
   if (spec.epilogue) {
     epi.emplace();
@@ -1991,7 +2263,35 @@ static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
     cfg.kWarps = config.getWarps() > 0 ? config.getWarps() / 4 : 2;
     cfg.warps = 4 * cfg.kWarps;
     cfg.splitK = 1;
-    return DecodeSetup{*weight, lhsQ, epi, cfg};
+    std::optional<TileEntries> entries;
+    if (spec.weightEntries) {
+      cfg.weightTile = true;
+      entries = TileEntries{spec.weightEntries->blockSize,
+                            spec.weightEntries->entries, Value(), Value()};
+      // Every shared buffer of the form (emit): the activation slots and
+      // the tiles (1024-byte aligned), the epilogue's stage, the K warps'
+      // reduction buffer.
+      const int64_t bytes =
+          2 * cfg.kWarps * (cfg.tileElements() + cfg.slotElements()) +
+          kWgmmaSwizzleBytes +
+          4 * (spec.epilogue ? cfg.m * cfg.rowsPerCTA() : 0) +
+          4 * (cfg.kWarps > 1 ? cfg.warps * cfg.sumsPerLane() * 32 : 0) +
+          2 * 16;
+      if (bytes > target.maxSharedBytesPerBlock) {
+        reason = "the decode kernel's weight tiles need " +
+                 std::to_string(bytes) + " bytes of shared memory, more "
+                 "than the chip's " +
+                 std::to_string(target.maxSharedBytesPerBlock) +
+                 " (a smaller decode-k-unroll or decode-warps)";
+        return failure();
+      }
+    }
+    return DecodeSetup{*weight, lhsQ, epi, entries, cfg};
+  }
+  if (spec.weightEntries) {
+    reason = "weight entries need the decode kernel's warp-group form "
+             "(decode-mma = wgmma on a chip with wgmma, no macro factors)";
+    return failure();
   }
   cfg.rowWarps = config.getRowsPerCta() > 0 ? config.getRowsPerCta() / 16
                                             : chooseRowWarps(cfg, stagedSum,
@@ -2022,7 +2322,7 @@ static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
     return failure();
   }
 
-  return DecodeSetup{*weight, lhsQ, epi, cfg};
+  return DecodeSetup{*weight, lhsQ, epi, std::nullopt, cfg};
 }
 
 LogicalResult mlir::fp4::checkDecodeMatmulKernel(const MatmulKernelSpec &spec,
@@ -2043,14 +2343,32 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
   std::optional<QuantOperand> &lhsQ = setup->lhsQ;
   std::optional<FusedEpilogue> &epi = setup->epi;
   DecodeConfig &cfg = setup->cfg;
+  std::optional<TileEntries> &entries = setup->entries;
   size_t expectedArgs =
-      (lhsQ ? lhsQ->numComponents() : 1) + weight.numComponents() + 1;
+      (lhsQ ? lhsQ->numComponents() : 1) + weight.numComponents() + 1 +
+      (entries ? 2 : 0);
   if (epi)
     expectedArgs += (epi->hasOutliers() ? 3 : 0) +
                     (spec.epilogue->accElementType ? 1 : 0);
   if (spec.args.size() != expectedArgs) {
     reason = "unexpected kernel argument list for the decode kernel";
     return failure();
+  }
+  if (entries) {
+    // bf16 values (they go into the bf16 tile as they are), i8 indices,
+    // both [N, K / block, entries].
+    size_t at = (lhsQ ? lhsQ->numComponents() : 1) + weight.numComponents();
+    SmallVector<int64_t> shape = {spec.n, spec.k / entries->blockSize,
+                                  entries->entries};
+    const KernelArg &values = spec.args[at], &indices = spec.args[at + 1];
+    if (!values.type.getElementType().isBF16() ||
+        !indices.type.getElementType().isInteger(8) ||
+        values.type.getShape() != ArrayRef<int64_t>(shape) ||
+        indices.type.getShape() != ArrayRef<int64_t>(shape)) {
+      reason = "the decode kernel's weight entries are bf16 values and i8 "
+               "indices [N, K / block, entries]";
+      return failure();
+    }
   }
 
   // Split-K: the main kernel adds into an f32 scratch [M, N] instead of
@@ -2089,6 +2407,10 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
   weight.scales = args[next++];
   if (weight.numComponents() == 3)
     weight.extra = args[next++];
+  if (entries) {
+    entries->values = args[next++];
+    entries->indices = args[next++];
+  }
   if (epi && epi->hasOutliers()) {
     epi->summedT = args[next++];
     epi->outlierValues = args[next++];
@@ -2101,7 +2423,7 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
   if (epi)
     epi->entryBytes = planOutlierTail(spec, target, cfg, *epi);
   DecodeKernelEmitter emitter(builder, loc, cfg, weight, lhsQ, lhs, result,
-                              epi);
+                              epi, entries);
   emitter.emit(func);
   // sharedBuffer's invariant: dynamic shared memory only in a kernel
   // without static workgroup buffers (see there).
@@ -2118,6 +2440,8 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
   launch.variant = lhsQ ? "decode_w4a4" : "decode_w4a16";
   if (cfg.wgmma)
     launch.variant += "_wgmma";
+  if (entries)
+    launch.variant += "_entries";
   if (epi)
     launch.variant += "_epilogue";
   if (epi && epi->outliersInTail())

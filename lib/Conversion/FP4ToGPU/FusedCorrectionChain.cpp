@@ -242,6 +242,16 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
   // cannot (the cheap checks first: the proof may read constants). It
   // writes the weight's block-sparse part into its dequantized weight
   // tile, which is the sum only where the quantized part is +-0.
+  // The proof that the prefill kernel and the decode kernel's weight-tile
+  // form rely on, once and only where asked (it may read constants).
+  std::optional<bool> proven;
+  auto entriesProven = [&] {
+    if (!proven)
+      proven = weightRestIsZeroAtEntries(chain.weight, chain.weightValues,
+                                         chain.weightIndices,
+                                         chain.weightBlockSize, splits);
+    return *proven;
+  };
   auto prefillDeclinesWeightPart = [&]() -> std::optional<std::string> {
     auto q = cast<QuantizedTensorType>(chain.weight.getType());
     std::string why;
@@ -251,9 +261,7 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
         chain.k % 32 != 0)
       return std::string("needs blocks of 16 or a multiple of 32 and K a "
                          "multiple of 32");
-    if (!weightRestIsZeroAtEntries(chain.weight, chain.weightValues,
-                                   chain.weightIndices, chain.weightBlockSize,
-                                   splits))
+    if (!entriesProven())
       return std::string(
           "joins the product only where the quantized weight is provably +-0 "
           "at its positions (outliers split from the same tensor, or folded "
@@ -270,8 +278,9 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
   // kernel's wgmma form (ctx.decodeStacksOnWgmma) the decode plan keeps
   // chains without weight outliers, and, under decode-mma=wgmma, those
   // with them where one product of up to 32 stacked rows does the whole
-  // chain (the outliers gathered from per-group slices of the activation
-  // sum; more products would leave them to the epilogue kernel).
+  // chain (the outliers written into its weight tile where the proof
+  // holds, else gathered from per-group slices of the activation sum; more
+  // products would leave them to the epilogue kernel).
   const bool decodeOnWgmma =
       ctx.decodeStacksOnWgmma &&
       (!chain.weightValues ||
@@ -300,6 +309,10 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
     if (!ctx.prefillTakesChain || failed(ctx.prefillTakesChain(chain, why)))
       return unfused("is not taken by the prefill kernel (" + why + ")");
   }
+  // The decode kernel's wgmma form writes proven weight outliers into its
+  // weight tile (decodeChainLaunches).
+  if (chain.weightValues && chain.decode && decodeOnWgmma)
+    chain.weightEntriesProven = entriesProven();
   if (chain.weightValues && chain.decode && chain.m > 32) {
     reason = "the weight-outlier epilogue takes at most 32 rows";
     return failure();

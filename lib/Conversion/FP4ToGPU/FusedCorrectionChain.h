@@ -45,6 +45,13 @@ struct FusedCorrectionChain {
   Value weight;
   Value weightValues, weightIndices;
   int64_t weightBlockSize = 0;
+  /// Whether the quantized weight is provably +-0 at every position of the
+  /// block-sparse weight part (weightRestIsZeroAtEntries), so that the
+  /// decode kernel's wgmma form may write the part into its weight tile
+  /// (MatmulKernelSpec::WeightEntries). Decided only for decode chains
+  /// that go to that form (ChainAnalysisContext::decodeOutliersOnWgmma);
+  /// false elsewhere (the prefill route asks the proof itself).
+  bool weightEntriesProven = false;
   RankedTensorType resultType;
   /// M <= decode-max-m.
   bool decode = false;
@@ -95,7 +102,9 @@ struct ChainAnalysisContext {
   /// rows: 29.9 us against 43.0 for the prefill medium tile, H200).
   bool decodeStacksOnWgmma = false;
   /// Whether chains with weight outliers also go to it (decode-mma=wgmma
-  /// given; by default they keep the mma.sync forms or the prefill kernel).
+  /// given; by default they keep the mma.sync forms or the prefill kernel):
+  /// written into its weight tile where weightEntriesProven, else gathered
+  /// from per-group slices of the activation sum.
   bool decodeOutliersOnWgmma = false;
   /// Whether the decode kernel takes every launch of a decode chain's
   /// fused plan; a chain it declines runs term by term (with the reason).

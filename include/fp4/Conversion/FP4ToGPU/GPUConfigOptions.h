@@ -197,7 +197,10 @@ struct GPUConfigOptionSet {
                            "sm_90a warp-group MMA: the dequantized weights "
                            "as the register A operand of 64-row warp "
                            "groups, the activations (bf16 or dequantized "
-                           "W4A4 codes) staged in shared memory as B"))),
+                           "W4A4 codes) staged in shared memory as B; "
+                           "given, correction chains with weight outliers "
+                           "take it too (proven ones written into a shared "
+                           "weight tile)"))),
         prefillTileM(owner, "prefill-tile-m",
                      llvm::cl::desc("Prefill: CTA tile rows (M), multiple of "
                                     "16 (default 128)"),

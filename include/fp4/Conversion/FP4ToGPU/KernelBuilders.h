@@ -100,8 +100,9 @@ struct MatmulKernelSpec {
   };
   std::optional<Epilogue> epilogue;
   /// Block-sparse bf16 weight entries [N, K / blockSize, entries] (i8
-  /// indices) that the prefill kernel writes into its dequantized bf16
-  /// weight tile, so that the product is A (Q(W) + entries)^T. That equals
+  /// indices) that the prefill kernel, or the decode kernel's warp-group
+  /// form (its weight-tile form), writes into its dequantized bf16 weight
+  /// tile, so that the product is A (Q(W) + entries)^T. That equals
   /// A Q(W)^T + A entries^T only where Q(W) is +-0 at the entries'
   /// positions: the caller proves it (FusedCorrectionChain: the rest of the
   /// same fp4.split_outliers, or constants checked at compile time).
@@ -127,8 +128,9 @@ struct MatmulKernelSpec {
   /// chain's activation parts, e.g. Q(x) and a densified 2:4 residual).
   int64_t lhsGroups = 1;
   /// Kernel arguments (lhs components, rhs components, [sparse lhs: values,
-  /// metadata], [epilogue: activation sum, outlier values, outlier indices,
-  /// acc | weight entries: values, indices], result).
+  /// metadata], [weight entries: values, indices], [epilogue: activation
+  /// sum, outlier values, outlier indices (not with weight entries)],
+  /// [epilogue: acc], result).
   SmallVector<KernelArg> args;
 };
 

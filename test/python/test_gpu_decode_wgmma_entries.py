@@ -1,0 +1,113 @@
+"""The decode kernel's weight-tile form (DecodeMatmulKernel.cpp,
+MatmulKernelSpec::WeightEntries on the warp-group form), run on the CPU by
+gpu_kernel_interp.py: a decode-sized recipe chain whose weight outliers are
+split from the same weight at run time (so the quantized rest is +-0 at
+their positions) goes, under decode-mma=wgmma, to one activation prep
+(which writes no [K, M] activation sum) and one decode launch that
+dequantizes each 64-row weight tile into shared memory, writes the weight
+outliers over their elements and multiplies both operands from shared
+memory (nvvm.wgmma.mma_async, modelled in f64 with one f32 rounding). The
+result must match the f64 product of the stacked activation parts and
+Q(W) + outliers within f32 rounding, and without the outliers it must
+not. No GPU needed."""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+HERE = os.path.dirname(__file__)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, HERE)
+
+from fp4 import reference as ref  # noqa: E402
+
+import gpu_kernel_interp as interp  # noqa: E402
+from test_gpu_activation_prep import (prep_and_matmul,  # noqa: E402
+                                     recipe_mlir, run_plan)
+from test_gpu_correction_kernels import (bf16_bits, compile_op,  # noqa: E402
+                                         from_bf16)
+
+
+# m, n, k, weight outlier block, top-k, activation outliers. N = 77: two
+# CTAs of 64 rows, the last partial. K = 320: two full chunks and a partial
+# one whose units beyond K store no entries. Blocks of 16 (two per
+# 32-element unit), 32 and 64 (wider than the unit: only the unit holding
+# the entry writes it). M = 16 is the benchmark's 32 stacked rows (wgmma
+# N = 32: Q(x's rest) with x's outliers, and the 2:4 residual); 9 pads 18
+# rows to 24; 1 (2 rows, N = 8) by the option alone.
+CASES = [
+    (16, 77, 320, 32, 2, True),
+    (16, 77, 4096, 32, 2, True),
+    (9, 77, 128, 16, 1, False),
+    (1, 70, 320, 64, 4, False),
+    (12, 64, 256, 32, 1, True),
+]
+
+
+@pytest.mark.parametrize("m,n,k,wb,wk,split", CASES)
+def test_decode_wgmma_weight_entries(m, n, k, wb, wk, split):
+    rng = np.random.default_rng(1200 + m + k + wb)
+    x = ref.round_to_bf16(rng.standard_normal((m, k)).astype(np.float32))
+    w = ref.round_to_bf16((rng.standard_normal((n, k)) / 8).astype(np.float32))
+    w[:, 3] *= 30.0
+    w[5, 64:96] *= 50.0
+    w = ref.round_to_bf16(w)
+    wrest, wv, wi = ref.split_outliers(w, wb, wk)
+    qw = ref.quantize(wrest, scheme="mxfp4", block_size=32)
+    src = ref.hadamard_rotate(x, 32, randomized=True, seed=0)
+    rest, xv, xi = ref.split_outliers(src, 32, 2) if split else (src, 0, 0)
+    qx = ref.quantize(rest, scheme="mxfp4", block_size=32)
+    rv, ri = ref.sparse_residual(rest, "mxfp4", block_size=4, k=2)
+    x64 = ref.dequantize(qx).astype(np.float64) + \
+        ref.scatter_sparse(rv, ri, 4).astype(np.float64)
+    if split:
+        x64 = x64 + ref.scatter_sparse(xv, xi, 32)
+
+    kernels, manifest = compile_op(recipe_mlir(
+        m, n, k, rotate=True, split=split, residual=True,
+        weight_outliers=True, weight_split=True, weight_block=wb,
+        weight_k=wk), chip="sm_90a", options="decode-mma=wgmma")
+    launches = prep_and_matmul(manifest)
+    prep, matmul = launches
+    assert matmul["variant"] == "decode_w4a16_wgmma_entries_epilogue", \
+        matmul["variant"]
+    # No activation sum: the outliers are in the weight tile.
+    assert "summed_t" not in [a[0] for a in prep["args"]], prep["args"]
+    names = [a[0] for a in matmul["args"]]
+    assert names == ["stacked0", "weight.codes", "weight.scales",
+                     "weights.values", "weights.indices", "result"], names
+    assert interp.count_ops(kernels[matmul["name"]],
+                            "nvvm.wgmma.mma_async") > 0
+
+    inputs = {"input": bf16_bits(x), "weight.codes": qw.codes,
+              "weight.scales": qw.scales.view(np.uint8),
+              "weights.values": bf16_bits(wv), "weights.indices": wi}
+    got = run_plan(kernels, launches, inputs)
+    # The prep's stacked rows are the activation parts (exact in bf16).
+    stacked = from_bf16(got["stacked0"]).astype(np.float64)
+    assert stacked.shape == (2 * m, k)
+    assert np.array_equal(stacked[:m] + stacked[m:], x64)
+    q64 = ref.dequantize(qw).astype(np.float64)
+    w64 = q64 + ref.scatter_sparse(wv, wi, wb)
+    y64 = x64 @ w64.T
+    y = got["result"].astype(np.float64)
+    err = np.linalg.norm(y - y64) / np.linalg.norm(y64)
+    assert err <= 1e-6, err
+    # Negative control: the outliers' share is in the result.
+    without = x64 @ q64.T
+    assert np.linalg.norm(y - without) > 100 * np.linalg.norm(y - y64)
+
+
+def test_unproven_weight_outliers_keep_the_sum():
+    # The same chain with the weight outliers as arguments: nothing proves
+    # Q(W) +-0 at their positions, so the wgmma form gathers them from the
+    # activation sum's slices instead of writing them into its tile.
+    _, manifest = compile_op(recipe_mlir(
+        16, 77, 320, rotate=True, split=False, residual=True,
+        weight_outliers=True), chip="sm_90a", options="decode-mma=wgmma")
+    matmul = [l for l in manifest if l["name"].startswith("fp4_matmul")][0]
+    assert matmul["variant"] == "decode_w4a16_wgmma_epilogue", \
+        matmul["variant"]
+    assert "summed_t" in [a[0] for a in matmul["args"]]
