@@ -64,6 +64,19 @@ VARIANTS = [
          bench=ENTRY_BENCH[:1]),
     dict(name="entries_u256", options="decode-mma=wgmma decode-k-unroll=256",
          check=["recipe_rot_outl_resid_m16_n77_k224"], bench=ENTRY_BENCH[:1]),
+    # The wgmma form software pipelined (decode-prefetch on it, session
+    # 16): the next group's weight words in flight while a group is staged
+    # and multiplied. The default from 9 rows if faster at both M = 16
+    # products and the weight-tile form.
+    dict(name="pf1", options="decode-mma=wgmma decode-prefetch=1",
+         check=DECODE_CHECKS + ["recipe_rot_outl_resid_m16_n77_k224",
+                                "recipe_rot_outl_resid_m12_n77_k352",
+                                "recipe_residual_24_m16_n77_k224"],
+         bench=[W4A16_M16, W4A4_M16, "bench_plain_m16_n14336_k4096",
+                "bench_residual_24_m16_n14336_k4096"] + ENTRY_BENCH[:2]),
+    dict(name="pf2", options="decode-mma=wgmma decode-prefetch=2",
+         check=DECODE_CHECKS + ["recipe_rot_outl_resid_m16_n77_k224"],
+         bench=[W4A16_M16, W4A4_M16] + ENTRY_BENCH[:1]),
     # Three K warp groups on the wgmma form (session 15, call 3: W4A16
     # 16 x 14336 x 4096 22.8 us against 26.2 with two, not checked then):
     # the default for bf16 activations up to 16 rows if it passes and

@@ -363,6 +363,12 @@ WGMMA = "decode-mma=wgmma"
     ((2, 16, 448, "mxfp4"), dict(block=16)),
     ((3, 20, 416, "nvfp4"), dict(result="f16")),
     ((16, 70, 1184, "mxfp4"), dict(options=WGMMA + " decode-k-unroll=256 decode-warps=12")),
+    # Software pipelined (decode-prefetch): the next group's weight words
+    # in flight while a group's activations are staged and multiplied;
+    # depth 1 with two chunks per group and a tail, depth 2 with three K
+    # warp groups (groups past the end load clamped, unused words).
+    ((16, 77, 1184, "mxfp4"), dict(options=WGMMA + " decode-prefetch=1 decode-k-unroll=256")),
+    ((5, 40, 1536, "mxfp4"), dict(options=WGMMA + " decode-prefetch=2 decode-warps=12")),
 ])
 def test_w4a16_wgmma(args, kw):
     # sm_90a's warp-group form: the dequantized weights as wgmma's register
@@ -377,12 +383,14 @@ def test_w4a16_wgmma(args, kw):
     ((4, 24, 416, "mxfp4"), dict(akind="mxfp4")),
     ((11, 17, 640, "nvfp4"), dict(akind="nvfp4")),
     ((16, 70, 1184, "mxfp4"), dict(akind="mxfp4")),
+    ((12, 70, 1184, "mxfp4"), dict(akind="mxfp4",
+                                   options=WGMMA + " decode-prefetch=1")),
 ])
 def test_w4a4_wgmma(args, kw):
     # W4A4: the activation codes dequantized into the staged B operand with
     # the weights' pairing; from 9 rows the selection's default on sm_90a.
-    options = WGMMA if args[0] < 9 else ""
-    run(*args, chip="sm_90a", variant="decode_w4a4_wgmma", options=options, **kw)
+    kw.setdefault("options", WGMMA if args[0] < 9 else "")
+    run(*args, chip="sm_90a", variant="decode_w4a4_wgmma", **kw)
 
 
 def test_wgmma_form_falls_back_for_macro_weights():

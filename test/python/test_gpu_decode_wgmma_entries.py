@@ -37,17 +37,23 @@ from test_gpu_correction_kernels import (bf16_bits, compile_op,  # noqa: E402
 # the entry writes it). M = 16 is the benchmark's 32 stacked rows (wgmma
 # N = 32: Q(x's rest) with x's outliers, and the 2:4 residual); 9 pads 18
 # rows to 24; 1 (2 rows, N = 8) by the option alone.
+# The last two: software pipelined (decode-prefetch; the entries are
+# carried a group ahead with the weight words), two chunks per group with
+# a tail of whole and partial chunks, and depth 2 with three K warp groups.
+WGMMA = "decode-mma=wgmma"
 CASES = [
-    (16, 77, 320, 32, 2, True),
-    (16, 77, 4096, 32, 2, True),
-    (9, 77, 128, 16, 1, False),
-    (1, 70, 320, 64, 4, False),
-    (12, 64, 256, 32, 1, True),
+    (16, 77, 320, 32, 2, True, WGMMA),
+    (16, 77, 4096, 32, 2, True, WGMMA),
+    (9, 77, 128, 16, 1, False, WGMMA),
+    (1, 70, 320, 64, 4, False, WGMMA),
+    (12, 64, 256, 32, 1, True, WGMMA),
+    (16, 77, 1184, 32, 2, True, WGMMA + " decode-prefetch=1 decode-k-unroll=256"),
+    (10, 70, 1600, 16, 2, True, WGMMA + " decode-prefetch=2 decode-warps=12"),
 ]
 
 
-@pytest.mark.parametrize("m,n,k,wb,wk,split", CASES)
-def test_decode_wgmma_weight_entries(m, n, k, wb, wk, split):
+@pytest.mark.parametrize("m,n,k,wb,wk,split,options", CASES)
+def test_decode_wgmma_weight_entries(m, n, k, wb, wk, split, options):
     rng = np.random.default_rng(1200 + m + k + wb)
     x = ref.round_to_bf16(rng.standard_normal((m, k)).astype(np.float32))
     w = ref.round_to_bf16((rng.standard_normal((n, k)) / 8).astype(np.float32))
@@ -68,7 +74,7 @@ def test_decode_wgmma_weight_entries(m, n, k, wb, wk, split):
     kernels, manifest = compile_op(recipe_mlir(
         m, n, k, rotate=True, split=split, residual=True,
         weight_outliers=True, weight_split=True, weight_block=wb,
-        weight_k=wk), chip="sm_90a", options="decode-mma=wgmma")
+        weight_k=wk), chip="sm_90a", options=options)
     launches = prep_and_matmul(manifest)
     prep, matmul = launches
     assert matmul["variant"] == "decode_w4a16_wgmma_entries_epilogue", \

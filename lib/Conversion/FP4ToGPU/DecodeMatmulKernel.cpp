@@ -630,6 +630,8 @@ int64_t DecodeKernelEmitter::numFlatWeightValues() const {
   int64_t perRow = 4 + weight.scalesPerUnit() + (weight.macroBlock ? 1 : 0);
   if (epi && epi->outliersInLoop())
     perRow += 2 * epi->entriesPerUnit();
+  if (entries)
+    perRow += 2 * entries->perUnit();
   return static_cast<int64_t>(weightRows.size()) * perRow;
 }
 
@@ -641,7 +643,7 @@ DecodeKernelEmitter::flattenWeights(const ChunkLoads &loads) const {
     llvm::append_range(flat, loads.weightScales[r]);
     if (weight.macroBlock)
       flat.push_back(loads.weightMacro[r]);
-    if (epi && epi->outliersInLoop()) {
+    if ((epi && epi->outliersInLoop()) || entries) {
       llvm::append_range(flat, loads.outlierValues[r]);
       llvm::append_range(flat, loads.outlierIndices[r]);
     }
@@ -664,8 +666,8 @@ ChunkLoads DecodeKernelEmitter::unflattenWeights(Value chunk,
     pos += scales;
     if (weight.macroBlock)
       loads.weightMacro.push_back(flat[pos++]);
-    if (epi && epi->outliersInLoop()) {
-      int64_t count = epi->entriesPerUnit();
+    if ((epi && epi->outliersInLoop()) || entries) {
+      int64_t count = entries ? entries->perUnit() : epi->entriesPerUnit();
       loads.outlierValues.emplace_back(flat.begin() + pos,
                                        flat.begin() + pos + count);
       pos += count;
@@ -1570,14 +1572,26 @@ SmallVector<Value> DecodeKernelEmitter::emitPipelinedLoop(Value start,
   // live registers.
   SmallVector<Value> yielded(carried.take_front(numAccValues));
   Value firstChunk = mul(group, cfg.unroll);
+  SmallVector<ChunkLoads, 4> chunks;
   for (int64_t u = 0; u < cfg.unroll; ++u) {
     Value chunk = add(firstChunk, u);
     ChunkLoads loads = unflattenWeights(
         chunk, carried.slice(numAccValues + u * perChunk, perChunk));
-    if (epi)
+    if (epi || entries)
       loads.unitK0 = unitStart(chunk, /*masked=*/false).first;
+    if (cfg.wgmma) {
+      chunks.push_back(std::move(loads));
+      continue;
+    }
     loadActChunk(loads, chunk, /*masked=*/false);
     yielded = computeChunks(loads, yielded);
+  }
+  // The warp-group form: the group's activations staged (and its weight
+  // tile written) while the next group's weights are in flight.
+  if (cfg.wgmma) {
+    stageActivations(firstChunk, cfg.unroll, /*masked=*/false, chunks);
+    yielded = cfg.weightTile ? computeChunksTile(cfg.unroll, yielded)
+                             : computeChunksWgmma(chunks, yielded);
   }
   // Shift the queue: groups 1..depth-1 move down, the new one goes last.
   llvm::append_range(
@@ -2254,8 +2268,8 @@ static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
                " is not a whole number of 4-warp groups";
       return failure();
     }
-    if (cfg.prefetch != 0 || config.getSplitK() > 1) {
-      reason = "decode mma = wgmma has no decode-prefetch or decode-split-k";
+    if (config.getSplitK() > 1) {
+      reason = "decode mma = wgmma has no decode-split-k";
       return failure();
     }
     cfg.rowWarps = 4;
