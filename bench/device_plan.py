@@ -6,6 +6,7 @@ build's same rows. Benchmarks, not tests.
 
     python3 bench/device_plan.py build [--out .dev/plan]   # here (needs fp4-opt)
     python3 bench/device_plan.py run [--kernels .dev/plan] # on the GPU machine
+        [--variants main entries ...]                        # a subset per call
 
 build compiles each variant's cases with bench/build_gpu_kernels.py
 (--chip sm_90a --recipes --only ...) into OUT/<variant>/ (a few MB: carry
@@ -49,8 +50,11 @@ VARIANTS = [
     # The baseline of the same call: today's defaults.
     dict(name="main", options="",
          check=ENTRY_CHECKS + DECODE_CHECKS,
-         bench=[W4A16_M16, W4A4_M16, "bench_plain_m16_n14336_k4096"] +
-         ENTRY_BENCH),
+         bench=[W4A16_M16, W4A4_M16, "bench_plain_m16_n14336_k4096",
+                "bench_residual_24_m16_n14336_k4096", "mm_m1_n14336_k4096",
+                "w4a4_m1_n14336_k4096", "bench_plain_m1_n14336_k4096",
+                "bench_full_m1_n14336_k4096",
+                "bench_outlier_k2_m1_n14336_k4096"] + ENTRY_BENCH),
     # The weight-tile form (GPU.md, "The decode kernel on warp-group
     # MMA"): the default for proven weight outliers from 9 rows if the
     # full recipe beats main's (prefill kernel, 52.1 us in session 15).
@@ -77,6 +81,17 @@ VARIANTS = [
     dict(name="pf2", options="decode-mma=wgmma decode-prefetch=2",
          check=DECODE_CHECKS + ["recipe_rot_outl_resid_m16_n77_k224"],
          bench=[W4A16_M16, W4A4_M16] + ENTRY_BENCH[:1]),
+    # M = 1: the mma.sync form pipelined one group ahead, with the decode
+    # tail form (its loop carries no outlier entries, so prefetch costs
+    # only the weight words' registers; measured slower with the loop
+    # form in session 9, never with the tail).
+    dict(name="m1_pf1", options="decode-prefetch=1",
+         check=["recipe_rot_outl_resid_m1_n200_k512",
+                "recipe_outlier_k2_m1_n200_k1024", "tail_m3_n37_k96",
+                "tail_w4a4_m5_n45_k352"],
+         bench=["mm_m1_n14336_k4096", "w4a4_m1_n14336_k4096",
+                "bench_plain_m1_n14336_k4096", "bench_full_m1_n14336_k4096",
+                "bench_outlier_k2_m1_n14336_k4096"]),
     # Three K warp groups on the wgmma form (session 15, call 3: W4A16
     # 16 x 14336 x 4096 22.8 us against 26.2 with two, not checked then):
     # the default for bf16 activations up to 16 rows if it passes and
@@ -86,8 +101,15 @@ VARIANTS = [
 ]
 
 
-def build(out):
-    for v in VARIANTS:
+def selected(names):
+    unknown = set(names or []) - {v["name"] for v in VARIANTS}
+    if unknown:
+        raise SystemExit(f"device_plan: no variant {' '.join(sorted(unknown))}")
+    return [v for v in VARIANTS if not names or v["name"] in names]
+
+
+def build(out, names):
+    for v in selected(names):
         d = os.path.join(out, v["name"])
         cmd = [sys.executable, os.path.join(HERE, "build_gpu_kernels.py"),
                "--out", d, "--chip", "sm_90a", "--recipes",
@@ -98,7 +120,7 @@ def build(out):
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
 
 
-def run(kernels, reps):
+def run(kernels, reps, names):
     out = os.environ.get("OUT", "/tmp")
     # gpu_check's CPU reference on the GPU machine (as bench/run_h200.sh).
     if "FP4_REFERENCE_LIB" not in os.environ:
@@ -108,7 +130,7 @@ def run(kernels, reps):
         os.environ["FP4_REFERENCE_LIB"] = "/tmp/fp4lib/libFP4Reference.so"
     os.environ["PYTHONUNBUFFERED"] = "1"
     failed = []
-    for v in VARIANTS:
+    for v in selected(names):
         d = os.path.join(kernels, v["name"])
         print(f"== {v['name']} ({v['options'] or 'defaults'})", flush=True)
         r = subprocess.run([sys.executable, os.path.join(HERE, "gpu_check.py"),
@@ -134,11 +156,14 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, ".dev", "plan"))
     ap.add_argument("--kernels", default=None)
     ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--variants", nargs="*",
+                    help="only these variants (a call is at most 10 min: "
+                         "split the plan over calls)")
     args = ap.parse_args()
     if args.mode == "build":
-        build(args.out)
+        build(args.out, args.variants)
         return 0
-    return run(args.kernels or args.out, args.reps)
+    return run(args.kernels or args.out, args.reps, args.variants)
 
 
 if __name__ == "__main__":
