@@ -140,10 +140,13 @@ def run(kernels, reps, names):
             print(f"== {v['name']}: gpu_check failed, not timed", flush=True)
             continue
         for rep in range(reps):
+            # The first repetition also times each launch of a recipe alone
+            # (where the time goes: prep, product).
             subprocess.run([sys.executable, os.path.join(HERE, "gpu_bench.py"),
                             "--kernels", d, "--no-peers", "--only"] +
                            v["bench"] + ["--json", os.path.join(
-                               out, f"plan_{v['name']}_{rep + 1}.json")],
+                               out, f"plan_{v['name']}_{rep + 1}.json")] +
+                           (["--breakdown"] if rep == 0 else []),
                            check=False)
     print(f"device_plan: {len(failed)} variant(s) failing gpu_check: "
           f"{' '.join(failed) or '-'}")
