@@ -81,6 +81,17 @@ VARIANTS = [
     dict(name="pf2", options="decode-mma=wgmma decode-prefetch=2",
          check=DECODE_CHECKS + ["recipe_rot_outl_resid_m16_n77_k224"],
          bench=[W4A16_M16, W4A4_M16] + ENTRY_BENCH[:1]),
+    # Bytes in flight per SM = resident K warp groups x (prefetch + 1)
+    # groups of 4 KB of codes: at 16 rows the form runs at about 1.2 TB/s
+    # of 4.25 (session 15), as Little's law predicts for 4 groups of one.
+    dict(name="pf1_w12",
+         options="decode-mma=wgmma decode-prefetch=1 decode-warps=12",
+         check=DECODE_CHECKS + ["recipe_rot_outl_resid_m16_n77_k224"],
+         bench=[W4A16_M16, W4A4_M16] + ENTRY_BENCH[:1]),
+    dict(name="pf2_w4",
+         options="decode-mma=wgmma decode-prefetch=2 decode-warps=4",
+         check=DECODE_CHECKS + ["recipe_rot_outl_resid_m16_n77_k224"],
+         bench=[W4A16_M16, W4A4_M16] + ENTRY_BENCH[:1]),
     # M = 1: the mma.sync form pipelined one group ahead, with the decode
     # tail form (its loop carries no outlier entries, so prefetch costs
     # only the weight words' registers; measured slower with the loop
