@@ -5,6 +5,9 @@
 // RUN: fp4-opt %s -fp4-gpu-select-config="chip=sm_90" | FileCheck %s --check-prefix=SM90
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a" | FileCheck %s --check-prefix=CONV
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-mma=wgmma decode-rows-per-cta=32" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FALLBACK
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-mma=wgmma decode-split-k=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SPLITK
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-prefetch=1" | FileCheck %s --check-prefix=PREFETCH
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-mma=wgmma decode-prefetch=1" | FileCheck %s --check-prefix=PIPELINED
 // RUN: not fp4-opt %s -convert-fp4-to-gpu="chip=sm_90 decode-mma=wgmma" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOWGMMA
 // RUN: not fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-mma=tensor" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADVALUE
 
@@ -38,6 +41,15 @@
 // An explicit decode-mma=wgmma with a CTA shape of the mma.sync form: the
 // decode kernel declines and says why (the reference kernel runs).
 // FALLBACK: remark: runs on the reference matmul kernel (bit-exact, untuned, far slower): decode mma = wgmma: a CTA's row warps are one 64-row warp group (decode-rows-per-cta = 64, not 32)
+
+// SPLITK: remark: runs on the reference matmul kernel (bit-exact, untuned, far slower): decode mma = wgmma has no decode-split-k
+
+// decode-prefetch alone keeps mma.sync (its pipelined loop was measured
+// there); with decode-mma=wgmma it pipelines the warp-group form.
+// PREFETCH-COUNT-4: variant = "decode_w4a16"
+// PREFETCH: variant = "decode_w4a4", grid
+// PIPELINED-COUNT-4: variant = "decode_w4a16_wgmma"
+// PIPELINED: variant = "decode_w4a4_wgmma"
 
 // NOWGMMA: mma = wgmma needs a chip with warp-group MMA (sm_90a); sm_90 has none
 // BADVALUE: 'tensor' is not a valid value; valid: sync, wgmma
