@@ -56,17 +56,19 @@ VARIANTS = [
                 "bench_full_m1_n14336_k4096",
                 "bench_outlier_k2_m1_n14336_k4096"] + ENTRY_BENCH),
     # The weight-tile form (GPU.md, "The decode kernel on warp-group
-    # MMA"): the default for proven weight outliers from 9 rows if the
-    # full recipe beats main's (prefill kernel, 52.1 us in session 15).
-    dict(name="entries", options="decode-mma=wgmma",
+    # MMA"; decode-outliers=tile): the default for proven weight outliers
+    # from 9 rows if the full recipe beats main's (prefill kernel, 52.1 us
+    # in session 15). At M = 1 (the check case) by the option only.
+    dict(name="entries", options="decode-outliers=tile",
          check=ENTRY_CHECKS, bench=ENTRY_BENCH),
-    dict(name="entries_w4", options="decode-mma=wgmma decode-warps=4",
+    dict(name="entries_w4", options="decode-outliers=tile decode-warps=4",
          check=["recipe_rot_outl_resid_m16_n77_k224"], bench=ENTRY_BENCH[:1]),
-    dict(name="entries_w12", options="decode-mma=wgmma decode-warps=12",
+    dict(name="entries_w12", options="decode-outliers=tile decode-warps=12",
          check=["recipe_rot_outl_resid_m16_n77_k224",
                 "recipe_rot_outl_resid_m12_n77_k352"],
          bench=ENTRY_BENCH[:1]),
-    dict(name="entries_u256", options="decode-mma=wgmma decode-k-unroll=256",
+    dict(name="entries_u256",
+         options="decode-outliers=tile decode-k-unroll=256",
          check=["recipe_rot_outl_resid_m16_n77_k224"], bench=ENTRY_BENCH[:1]),
     # The wgmma form software pipelined (decode-prefetch on it, session
     # 16): the next group's weight words in flight while a group is staged

@@ -49,6 +49,9 @@ CASES = [
     (12, 64, 256, 32, 1, True, WGMMA),
     (16, 77, 1184, 32, 2, True, WGMMA + " decode-prefetch=1 decode-k-unroll=256"),
     (10, 70, 1600, 16, 2, True, WGMMA + " decode-prefetch=2 decode-warps=12"),
+    # decode-outliers=tile asks for the same form for proven chains only.
+    (16, 77, 320, 32, 2, True, "decode-outliers=tile"),
+    (1, 70, 320, 64, 4, False, "decode-outliers=tile"),
 ]
 
 

@@ -191,9 +191,15 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   // measured far slower than the mma.sync forms and the prefill kernel
   // (16 x 14336 x 4096 full recipe: 89 us against 52 on the prefill
   // kernel's entries, docs/perf/decode_wgmma_outliers_2026-12-05.txt).
+  // decode-outliers=tile asks for that form where the outliers are proven
+  // (the analysis decided weightEntriesProven for such chains).
+  const bool tileAsked =
+      options.decodeOutliers == GPUDecodeOutliers::Tile;
   GPUConfigOverrides chainOptions = options;
   if (chain.weightValues && !chainOptions.decodeMMA)
-    chainOptions.decodeMMA = GPUPrefillMMA::Sync;
+    chainOptions.decodeMMA = tileAsked && chain.weightEntriesProven
+                                 ? GPUPrefillMMA::WGMMA
+                                 : GPUPrefillMMA::Sync;
   const GPUConfigOverrides wgmmaOverrides =
       withDecodeMMADefault(chip, numGroups * m, chainOptions);
   std::string why;
@@ -251,10 +257,14 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
     // docs/Performance.md "Session 14"); more entries keep the loop form.
     // The warp-group form has no tail (its main loop gathers from the
     // sum's slices).
+    // (decode-outliers=tile where the tile cannot take them: the default.)
+    std::optional<GPUDecodeOutliers> form = options.decodeOutliers;
+    if (form == GPUDecodeOutliers::Tile)
+      form.reset();
     epilogue.outlierTail =
-        !onWgmma && options.decodeOutliers.value_or(
-                        unitEntries <= 2 ? GPUDecodeOutliers::Tail
-                                     : GPUDecodeOutliers::Loop) ==
+        !onWgmma && form.value_or(unitEntries <= 2
+                                      ? GPUDecodeOutliers::Tail
+                                      : GPUDecodeOutliers::Loop) ==
                         GPUDecodeOutliers::Tail;
   }
   if (chain.outerAcc)
@@ -323,8 +333,11 @@ struct CorrectionPattern : public OpRewritePattern<OpTy> {
         // keeps the decode plan where its stacked product runs on wgmma.
         withDecodeMMADefault(hooks.target, kStackedDecodeRows, hooks.options)
                 .decodeMMA == GPUPrefillMMA::WGMMA,
-        // Weight outliers on it only by the option (decodeChainLaunches).
+        // Weight outliers on it only by the options (decodeChainLaunches):
+        // all of them with decode-mma=wgmma, proven ones with
+        // decode-outliers=tile.
         hooks.options.decodeMMA == GPUPrefillMMA::WGMMA,
+        hooks.options.decodeOutliers == GPUDecodeOutliers::Tile,
         [this](const FusedCorrectionChain &chain, std::string &reason) {
           bool epilogueInKernel = false;
           for (const DecodeChainLaunch &l : decodeChainLaunches(
@@ -738,6 +751,17 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
         epilogueInKernel && decodeLaunches.front().spec.weightEntries;
     const bool outlierEpilogue =
         chain.weightValues && chain.decode && !entriesInTile;
+    if (outlierEpilogue && hooks.remarks &&
+        hooks.options.decodeOutliers == GPUDecodeOutliers::Tile)
+      end->emitRemark()
+          << "decode-outliers=tile: the weight outliers are multiplied from "
+             "the activation sum, not written into a weight tile ("
+          << (!chain.weightEntriesProven
+                  ? "the quantized weight is not proven +-0 at their "
+                    "positions"
+                  : "the decode kernel's warp-group form does not take one "
+                    "product of the chain")
+          << ")";
     stack.transposedSum = outlierEpilogue;
     // The activation side: one prep kernel from x where the chain's
     // activation ops allow it (FusedActivationPrep.h), else the stacker

@@ -281,11 +281,15 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
   // chain (the outliers written into its weight tile where the proof
   // holds, else gathered from per-group slices of the activation sum; more
   // products would leave them to the epilogue kernel).
+  // Under decode-outliers=tile only chains whose weight outliers are
+  // proven (the others keep the default plans).
+  const bool oneProduct =
+      static_cast<int64_t>(chain.groups.size()) * chain.m <= 32;
   const bool decodeOnWgmma =
       ctx.decodeStacksOnWgmma &&
       (!chain.weightValues ||
-       (ctx.decodeOutliersOnWgmma &&
-        static_cast<int64_t>(chain.groups.size()) * chain.m <= 32));
+       (oneProduct && (ctx.decodeOutliersOnWgmma ||
+                       (ctx.decodeEntriesOnWgmma && entriesProven()))));
   if (chain.decode && ctx.correctionPrefillMinM > 0 &&
       chain.m >= ctx.correctionPrefillMinM && !decodeOnWgmma &&
       (chain.weightValues || chain.groups.size() > 1)) {

@@ -49,8 +49,9 @@ struct FusedCorrectionChain {
   /// block-sparse weight part (weightRestIsZeroAtEntries), so that the
   /// decode kernel's wgmma form may write the part into its weight tile
   /// (MatmulKernelSpec::WeightEntries). Decided only for decode chains
-  /// that go to that form (ChainAnalysisContext::decodeOutliersOnWgmma);
-  /// false elsewhere (the prefill route asks the proof itself).
+  /// that may go to that form (ChainAnalysisContext::decodeOutliersOnWgmma,
+  /// decodeEntriesOnWgmma); false elsewhere (the prefill route asks the
+  /// proof itself).
   bool weightEntriesProven = false;
   RankedTensorType resultType;
   /// M <= decode-max-m.
@@ -106,6 +107,9 @@ struct ChainAnalysisContext {
   /// written into its weight tile where weightEntriesProven, else gathered
   /// from per-group slices of the activation sum.
   bool decodeOutliersOnWgmma = false;
+  /// Whether chains with proven weight outliers (weightEntriesProven) go to
+  /// it, their outliers written into its weight tile (decode-outliers=tile).
+  bool decodeEntriesOnWgmma = false;
   /// Whether the decode kernel takes every launch of a decode chain's
   /// fused plan; a chain it declines runs term by term (with the reason).
   std::function<LogicalResult(const FusedCorrectionChain &, std::string &)>

@@ -50,7 +50,7 @@ module {
 // DEQUANT: for the --prefill-dequant option: 'global' is not a valid value; valid: shared, registers
 // MMA: for the --prefill-mma option: 'mma_sync' is not a valid value; valid: sync, wgmma
 // RESIDUAL: for the --prefill-residual option: 'dense' is not a valid value; valid: sparse, rows
-// OUTLIERS: for the --decode-outliers option: 'epilogue' is not a valid value; valid: loop, tail
+// OUTLIERS: for the --decode-outliers option: 'epilogue' is not a valid value; valid: loop, tail, tile
 // WGMMA90: convert-fp4-to-gpu: the options give gpu_config #fp4.gpu_config<family = prefill, mma = wgmma>: mma = wgmma needs a chip with warp-group MMA (sm_90a); sm_90 has none
 // WGMMA80: convert-fp4-to-gpu: the options give gpu_config #fp4.gpu_config<family = prefill, mma = wgmma>: mma = wgmma needs a chip with warp-group MMA (sm_90a); sm_80 has none
 // FORMAT: invalid options for pipeline 'fp4-pipeline-nvvm' (`format=ptx`): for the --format option: 'ptx' is not a valid value; valid: isa, bin, fatbin

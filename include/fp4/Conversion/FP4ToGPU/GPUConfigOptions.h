@@ -50,13 +50,23 @@ inline llvm::raw_ostream &operator<<(llvm::raw_ostream &os,
 }
 
 /// Where the decode kernel multiplies a fused chain's weight outliers:
-/// inside its main loop with each unit's weight words, or in a tail phase
-/// after it (MatmulKernelSpec::Epilogue::outlierTail).
-enum class GPUDecodeOutliers { Loop, Tail };
+/// inside its main loop with each unit's weight words, in a tail phase
+/// after it (MatmulKernelSpec::Epilogue::outlierTail), or written into the
+/// warp-group form's shared weight tile (MatmulKernelSpec::WeightEntries;
+/// outliers proven to sit on +-0 weights, on a chip with wgmma).
+enum class GPUDecodeOutliers { Loop, Tail, Tile };
 
 inline llvm::raw_ostream &operator<<(llvm::raw_ostream &os,
                                      GPUDecodeOutliers form) {
-  return os << (form == GPUDecodeOutliers::Loop ? "loop" : "tail");
+  switch (form) {
+  case GPUDecodeOutliers::Loop:
+    return os << "loop";
+  case GPUDecodeOutliers::Tail:
+    return os << "tail";
+  case GPUDecodeOutliers::Tile:
+    return os << "tile";
+  }
+  return os;
 }
 
 /// Explicit kernel choices, each overriding the selection where set.
@@ -182,7 +192,11 @@ struct GPUConfigOptionSet {
                            "words"),
                 clEnumValN(GPUDecodeOutliers::Tail, "tail",
                            "in a phase after the main loop, runs of a "
-                           "row's entries per lane"))),
+                           "row's entries per lane"),
+                clEnumValN(GPUDecodeOutliers::Tile, "tile",
+                           "written into the wgmma form's shared weight "
+                           "tile (sm_90a; outliers proven to sit on +-0 "
+                           "weights, others keep the default)"))),
         decodeMMA(
             owner, "decode-mma",
             llvm::cl::desc("Decode: tensor-core instruction (default: "

@@ -1,0 +1,50 @@
+// decode-outliers=tile (sm_90a): a decode-sized chain whose weight
+// outliers are split from the same weight (so the quantized rest is +-0 at
+// their positions) runs on the decode kernel's warp-group form with the
+// outliers written into its shared weight tile: the activation prep
+// writes no [K, M] sum and the product takes the outliers' values and
+// indices. A chain whose weight parts are plain arguments (nothing proves
+// Q(W) +-0 there) keeps the default plan, the tail form gathering from
+// the activation sum, and a remark says why. Other decode products are
+// untouched (M = 1 plain: mma.sync).
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-outliers=tile" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-outliers=tile" 2>/dev/null | FileCheck %s
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-outliers=tile remarks=false" -o /dev/null 2>&1 | FileCheck %s --allow-empty --check-prefix=QUIET
+
+// REMARK-NOT: stays on the host
+// REMARK: remark: decode-outliers=tile: the weight outliers are multiplied from the activation sum, not written into a weight tile (the quantized weight is not proven +-0 at their positions)
+// REMARK-NOT: decode-outliers=tile
+// QUIET-NOT: remark
+
+// CHECK-DAG: variant = "decode_w4a16_wgmma_entries_epilogue"
+// CHECK-DAG: "stacked0", "weight.codes", "weight.scales", "weights.values", "weights.indices", "result"
+// CHECK-DAG: variant = "decode_w4a16_epilogue_tail"
+// CHECK-DAG: variant = "decode_w4a16"
+
+!qx = !fp4.tensor<16x256xf4E2M1FN, #fp4.mxfp4, axis = 1>
+!qw = !fp4.tensor<96x256xf4E2M1FN, #fp4.mxfp4, axis = 1>
+
+func.func @proven(%x: tensor<16x256xbf16>, %w: tensor<96x256xbf16>) -> tensor<16x96xf32> {
+  %rest, %xv, %xi = fp4.split_outliers %x block 32 top 2 : tensor<16x256xbf16> -> tensor<16x8x2xbf16>, tensor<16x8x2xi8>
+  %qx = fp4.quantize %rest : tensor<16x256xbf16> -> !qx
+  %wrest, %wv, %wi = fp4.split_outliers %w block 32 top 2 : tensor<96x256xbf16> -> tensor<96x8x2xbf16>, tensor<96x8x2xi8>
+  %qw = fp4.quantize %wrest : tensor<96x256xbf16> -> !qw
+  %y0 = fp4.matmul %qx, %qw : !qx, !qw -> tensor<16x96xf32>
+  %y1 = fp4.correction_matmul (%xv, %xi block 32), (%qw) acc %y0 : (tensor<16x8x2xbf16>, tensor<16x8x2xi8>), (!qw), tensor<16x96xf32> -> tensor<16x96xf32>
+  %y2 = fp4.correction_matmul (%qx), (%wv, %wi block 32) acc %y1 : (!qx), (tensor<96x8x2xbf16>, tensor<96x8x2xi8>), tensor<16x96xf32> -> tensor<16x96xf32>
+  %y3 = fp4.correction_matmul (%xv, %xi block 32), (%wv, %wi block 32) acc %y2 : (tensor<16x8x2xbf16>, tensor<16x8x2xi8>), (tensor<96x8x2xbf16>, tensor<96x8x2xi8>), tensor<16x96xf32> -> tensor<16x96xf32>
+  return %y3 : tensor<16x96xf32>
+}
+
+func.func @unproven(%qx: !qx, %xv: tensor<16x8x2xbf16>, %xi: tensor<16x8x2xi8>, %qw: !qw, %wv: tensor<96x8x2xbf16>, %wi: tensor<96x8x2xi8>) -> tensor<16x96xf32> {
+  %y0 = fp4.matmul %qx, %qw : !qx, !qw -> tensor<16x96xf32>
+  %y1 = fp4.correction_matmul (%xv, %xi block 32), (%qw) acc %y0 : (tensor<16x8x2xbf16>, tensor<16x8x2xi8>), (!qw), tensor<16x96xf32> -> tensor<16x96xf32>
+  %y2 = fp4.correction_matmul (%qx), (%wv, %wi block 32) acc %y1 : (!qx), (tensor<96x8x2xbf16>, tensor<96x8x2xi8>), tensor<16x96xf32> -> tensor<16x96xf32>
+  %y3 = fp4.correction_matmul (%xv, %xi block 32), (%wv, %wi block 32) acc %y2 : (tensor<16x8x2xbf16>, tensor<16x8x2xi8>), (tensor<96x8x2xbf16>, tensor<96x8x2xi8>), tensor<16x96xf32> -> tensor<16x96xf32>
+  return %y3 : tensor<16x96xf32>
+}
+
+func.func @plain(%x: tensor<1x256xbf16>, %qw: !qw) -> tensor<1x96xf32> {
+  %y = fp4.matmul %x, %qw : tensor<1x256xbf16>, !qw -> tensor<1x96xf32>
+  return %y : tensor<1x96xf32>
+}
