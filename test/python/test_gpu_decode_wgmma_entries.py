@@ -120,3 +120,41 @@ def test_unproven_weight_outliers_keep_the_sum():
     assert matmul["variant"] == "decode_w4a16_wgmma_epilogue", \
         matmul["variant"]
     assert "summed_t" in [a[0] for a in matmul["args"]]
+
+
+def test_weight_tile_with_16_element_scale_blocks():
+    # An MXFP4 weight with scale blocks of 16: each 32-element unit takes
+    # two scale bytes (words 0-1 and 2-3 of the unit), its dequantized
+    # 16-byte chunks in the tile use the word's own byte.
+    m, n, k = 16, 70, 320
+    rng = np.random.default_rng(1777)
+    x = ref.round_to_bf16(rng.standard_normal((m, k)).astype(np.float32))
+    w = ref.round_to_bf16((rng.standard_normal((n, k)) / 8).astype(np.float32))
+    w[:, 16:32] *= 64.0   # the second 16-block of each unit scales apart
+    w = ref.round_to_bf16(w)
+    wrest, wv, wi = ref.split_outliers(w, 32, 2)
+    qw = ref.quantize(wrest, scheme="mxfp4", block_size=16)
+    src = ref.hadamard_rotate(x, 32, randomized=True, seed=0)
+    qx = ref.quantize(src, scheme="mxfp4", block_size=32)
+    rv, ri = ref.sparse_residual(src, "mxfp4", block_size=4, k=2)
+    x64 = ref.dequantize(qx).astype(np.float64) + \
+        ref.scatter_sparse(rv, ri, 4).astype(np.float64)
+    mlir = recipe_mlir(m, n, k, rotate=True, split=False, residual=True,
+                       weight_outliers=True, weight_split=True)
+    # The weight's type (every occurrence of the [N, K] quantized type).
+    w32 = f"!fp4.tensor<{n}x{k}xf4E2M1FN, #fp4.mxfp4<block_size = 32>"
+    assert w32 in mlir
+    mlir = mlir.replace(w32, w32.replace("block_size = 32", "block_size = 16"))
+    kernels, manifest = compile_op(mlir, chip="sm_90a",
+                                   options="decode-outliers=tile")
+    prep, matmul = prep_and_matmul(manifest)
+    assert matmul["variant"] == "decode_w4a16_wgmma_entries_epilogue"
+    got = run_plan(kernels, [prep, matmul], {
+        "input": bf16_bits(x), "weight.codes": qw.codes,
+        "weight.scales": qw.scales.view(np.uint8),
+        "weights.values": bf16_bits(wv), "weights.indices": wi})
+    q64 = ref.dequantize(qw).astype(np.float64)
+    y64 = x64 @ (q64 + ref.scatter_sparse(wv, wi, 32)).T
+    y = got["result"].astype(np.float64)
+    assert np.linalg.norm(y - y64) / np.linalg.norm(y64) <= 1e-6
+    assert np.linalg.norm(y - x64 @ q64.T) > 100 * np.linalg.norm(y - y64)
