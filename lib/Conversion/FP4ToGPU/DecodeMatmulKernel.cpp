@@ -343,7 +343,16 @@ private:
   /// (stageActivations), then one wgmma per k16 step with the dequantized
   /// weights as the register A operand (computeChunksWgmma).
   void stageActivations(Value firstChunk, int64_t count, bool masked,
-                        ArrayRef<ChunkLoads> weightChunks);
+                        ArrayRef<ChunkLoads> weightChunks,
+                        ValueRange loadedWords = {});
+  /// The words stageActivations converts (this thread's pieces of the
+  /// group's activation rows, numActivationWords(count) of them), loaded
+  /// ahead by the pipelined loop.
+  SmallVector<Value> loadActivationWords(Value firstChunk, int64_t count,
+                                         bool masked);
+  int64_t numActivationWords(int64_t count) const {
+    return cfg.wgmmaN() * count / 8 * (lhsQ ? 2 : 4);
+  }
   SmallVector<Value> computeChunksWgmma(ArrayRef<ChunkLoads> loads,
                                         ValueRange acc);
   /// The weight-tile form: the group's weights dequantized into this K
@@ -1154,9 +1163,70 @@ void DecodeKernelEmitter::warpGroupBarrier() {
                           NVVM::BarrierReductionAttr(), Value());
 }
 
+SmallVector<Value> DecodeKernelEmitter::loadActivationWords(Value firstChunk,
+                                                           int64_t count,
+                                                           bool masked) {
+  // Thread t of the K warp group takes word t % 4 of unit (t % 16) / 4 of
+  // (row, chunk) j = t / 16 + 8 i, j = row * count + chunk
+  // (stageActivations); 16 consecutive threads read 256 consecutive bytes
+  // of a row.
+  Value t = rem(tid, 128);
+  Value piece = rem(t, 16);
+  Value unitTig = div(piece, 4), word = rem(piece, 4);
+  const int64_t pieces = cfg.wgmmaN() * count / 8;
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < pieces; ++i) {
+    Value j = add(div(t, 16), 8 * i);
+    Value row = div(j, count), u = rem(j, count);
+    // K % 32 == 0: a unit is within K or entirely beyond it.
+    Value unitK0 = add(mul(add(firstChunk, u), kChunk), mul(unitTig, kUnit));
+    Value valid;
+    if (masked) {
+      valid = ult(unitK0, idx(cfg.k));
+      unitK0 = select(valid, unitK0, idx(0));
+    }
+    Value k0 = add(unitK0, mul(word, 8));
+    Value srcRow = minIdx(row, cfg.m - 1);
+    if (lhsQ) {
+      // W4A4: the word's 8 codes (4 bytes) and its scale byte; the pairs
+      // are the weights' (dequantPair), so the same K slots.
+      Value bytes = vector::LoadOp::create(
+          b, loc, VectorType::get({4}, b.getI8Type()), lhsQ->codes,
+          ValueRange{srcRow, div(k0, 2)}, /*nontemporal=*/false,
+          llvm::MaybeAlign(4));
+      Value code = vector::ExtractOp::create(
+          b, loc,
+          vector::BitCastOp::create(b, loc,
+                                    VectorType::get({1}, b.getI32Type()),
+                                    bytes),
+          0);
+      out.push_back(valid ? select(valid, code, i32(0)) : code);
+      SmallVector<Value, 2> scaleBytes =
+          loadScaleBytes(*lhsQ, srcRow, unitK0, valid);
+      // The scale of this word: slot word / 2 of a 16-element-block unit.
+      Value byte = scaleBytes[0];
+      if (scaleBytes.size() == 2)
+        byte = select(ult(word, idx(2)), scaleBytes[0], scaleBytes[1]);
+      out.push_back(byte);
+      continue;
+    }
+    Value values = vector::LoadOp::create(
+        b, loc, VectorType::get({8}, b.getBF16Type()), lhs,
+        ValueRange{srcRow, k0}, /*nontemporal=*/false, llvm::MaybeAlign(16));
+    Value words = vector::BitCastOp::create(
+        b, loc, VectorType::get({4}, b.getI32Type()), values);
+    for (int64_t e = 0; e < 4; ++e) {
+      Value x = vector::ExtractOp::create(b, loc, words, e);
+      out.push_back(valid ? select(valid, x, i32(0)) : x);
+    }
+  }
+  return out;
+}
+
 void DecodeKernelEmitter::stageActivations(Value firstChunk, int64_t count,
                                            bool masked,
-                                           ArrayRef<ChunkLoads> weightChunks) {
+                                           ArrayRef<ChunkLoads> weightChunks,
+                                           ValueRange loadedWords) {
   // Step s of a chunk multiplies, in K slots 2tig + h and 2tig + 8 + h of
   // lane tig's A fragment, the pairs p0 = 2(s % 2) and p0 + 1 of code word
   // v = s / 2 of the lane's unit tig, and pair p of a word is its elements
@@ -1182,55 +1252,18 @@ void DecodeKernelEmitter::stageActivations(Value firstChunk, int64_t count,
   Value unitTig = div(piece, 4), word = rem(piece, 4);
   Value slot = mul(kWarp, cfg.slotElements() / 2);
   const int64_t pieces = cfg.wgmmaN() * count / 8;
-  // All loads first (with the group's weight loads already in flight).
+  const int64_t perPiece = lhsQ ? 2 : 4;
+  // All loads first (with the group's weight loads already in flight), or
+  // the words the pipelined loop loaded a group ahead.
+  SmallVector<Value> words(loadedWords.begin(), loadedWords.end());
+  if (words.empty())
+    words = loadActivationWords(firstChunk, count, masked);
+  assert(static_cast<int64_t>(words.size()) == pieces * perPiece);
   SmallVector<std::pair<Value, SmallVector<Value, 4>>> loaded;
-  for (int64_t i = 0; i < pieces; ++i) {
-    Value j = add(div(t, 16), 8 * i);
-    Value row = div(j, count), u = rem(j, count);
-    // K % 32 == 0: a unit is within K or entirely beyond it.
-    Value unitK0 = add(mul(add(firstChunk, u), kChunk), mul(unitTig, kUnit));
-    Value valid;
-    if (masked) {
-      valid = ult(unitK0, idx(cfg.k));
-      unitK0 = select(valid, unitK0, idx(0));
-    }
-    Value k0 = add(unitK0, mul(word, 8));
-    Value srcRow = minIdx(row, cfg.m - 1);
-    SmallVector<Value, 4> w;
-    if (lhsQ) {
-      // W4A4: the word's 8 codes (4 bytes) and its scale byte; the pairs
-      // are the weights' (dequantPair), so the same K slots.
-      Value bytes = vector::LoadOp::create(
-          b, loc, VectorType::get({4}, b.getI8Type()), lhsQ->codes,
-          ValueRange{srcRow, div(k0, 2)}, /*nontemporal=*/false,
-          llvm::MaybeAlign(4));
-      Value code = vector::ExtractOp::create(
-          b, loc,
-          vector::BitCastOp::create(b, loc,
-                                    VectorType::get({1}, b.getI32Type()),
-                                    bytes),
-          0);
-      w.push_back(valid ? select(valid, code, i32(0)) : code);
-      SmallVector<Value, 2> scaleBytes =
-          loadScaleBytes(*lhsQ, srcRow, unitK0, valid);
-      // The scale of this word: slot word / 2 of a 16-element-block unit.
-      Value byte = scaleBytes[0];
-      if (scaleBytes.size() == 2)
-        byte = select(ult(word, idx(2)), scaleBytes[0], scaleBytes[1]);
-      w.push_back(byte);
-    } else {
-      Value values = vector::LoadOp::create(
-          b, loc, VectorType::get({8}, b.getBF16Type()), lhs,
-          ValueRange{srcRow, k0}, /*nontemporal=*/false, llvm::MaybeAlign(16));
-      Value words = vector::BitCastOp::create(
-          b, loc, VectorType::get({4}, b.getI32Type()), values);
-      for (int64_t e = 0; e < 4; ++e) {
-        Value x = vector::ExtractOp::create(b, loc, words, e);
-        w.push_back(valid ? select(valid, x, i32(0)) : x);
-      }
-    }
-    loaded.push_back({j, w});
-  }
+  for (int64_t i = 0; i < pieces; ++i)
+    loaded.push_back({add(div(t, 16), 8 * i),
+                      SmallVector<Value, 4>(ArrayRef<Value>(words).slice(
+                          i * perPiece, perPiece))});
   // The slot's previous contents: every warp of the group waited for its
   // wgmmas (and finished its outlier gathers) before this barrier.
   warpGroupBarrier();
@@ -1522,14 +1555,21 @@ SmallVector<Value> DecodeKernelEmitter::emitPipelinedLoop(Value start,
   // stalling on the loads of the group it is about to convert. Groups past
   // `end` (the last iterations, warps without work) load a clamped group
   // that is in bounds and read by this CTA anyway (L1/L2 hits), and are
-  // never used. Activations (L1/L2 resident) are loaded in the iteration
-  // that uses them.
+  // never used. The mma.sync form loads activations (L1/L2 resident) in
+  // the iteration that uses them; the warp-group form carries the words it
+  // stages one group ahead (their L2 latency would otherwise come before
+  // every group's barrier; one group covers it, deeper would only cost
+  // registers).
   int64_t depth = cfg.prefetch;
   int64_t perChunk = numFlatWeightValues();
   int64_t perGroup = perChunk * cfg.unroll;
+  int64_t actWords = cfg.wgmma ? numActivationWords(cfg.unroll) : 0;
   Value last = arith::SubIOp::create(b, loc, end, idx(1));
+  auto clampGroup = [&](Value group) {
+    return select(ult(group, end), group, last);
+  };
   auto loadGroup = [&](Value group) {
-    Value clamped = select(ult(group, end), group, last);
+    Value clamped = clampGroup(group);
     SmallVector<Value> flat;
     for (int64_t u = 0; u < cfg.unroll; ++u) {
       ChunkLoads loads;
@@ -1538,6 +1578,10 @@ SmallVector<Value> DecodeKernelEmitter::emitPipelinedLoop(Value start,
       llvm::append_range(flat, flattenWeights(loads));
     }
     return flat;
+  };
+  auto loadActivations = [&](Value group) {
+    return loadActivationWords(mul(clampGroup(group), cfg.unroll), cfg.unroll,
+                               /*masked=*/false);
   };
 
   // InstCombine turns a phi whose incoming values are all loads into one
@@ -1554,10 +1598,14 @@ SmallVector<Value> DecodeKernelEmitter::emitPipelinedLoop(Value start,
                               LLVM::AsmDialectAttr(), ArrayAttr());
   };
 
+  // Iteration arguments: the accumulators, `depth` groups of weight
+  // values, then (warp-group form) the next group's activation words.
   SmallVector<Value> init(accIn.begin(), accIn.end());
   int64_t numAccValues = init.size();
   for (int64_t d = 0; d < depth; ++d)
     llvm::append_range(init, loadGroup(add(start, d * cfg.kWarps)));
+  if (actWords)
+    llvm::append_range(init, loadActivations(start));
   sinkBarrier();
   stageActivationSum();
 
@@ -1567,6 +1615,9 @@ SmallVector<Value> DecodeKernelEmitter::emitPipelinedLoop(Value start,
   Value group = loop.getInductionVar();
   ValueRange carried = loop.getRegionIterArgs();
   SmallVector<Value> ahead = loadGroup(add(group, depth * cfg.kWarps));
+  SmallVector<Value> actAhead;
+  if (actWords)
+    actAhead = loadActivations(add(group, cfg.kWarps));
   // Activations chunk by chunk, right before their use: at M > 8 a
   // group's activation words (2 x 16 per chunk) would otherwise double the
   // live registers.
@@ -1589,7 +1640,9 @@ SmallVector<Value> DecodeKernelEmitter::emitPipelinedLoop(Value start,
   // The warp-group form: the group's activations staged (and its weight
   // tile written) while the next group's weights are in flight.
   if (cfg.wgmma) {
-    stageActivations(firstChunk, cfg.unroll, /*masked=*/false, chunks);
+    stageActivations(firstChunk, cfg.unroll, /*masked=*/false, chunks,
+                     carried.slice(numAccValues + depth * perGroup,
+                                   actWords));
     yielded = cfg.weightTile ? computeChunksTile(cfg.unroll, yielded)
                              : computeChunksWgmma(chunks, yielded);
   }
@@ -1597,6 +1650,7 @@ SmallVector<Value> DecodeKernelEmitter::emitPipelinedLoop(Value start,
   llvm::append_range(
       yielded, carried.slice(numAccValues + perGroup, (depth - 1) * perGroup));
   llvm::append_range(yielded, ahead);
+  llvm::append_range(yielded, actAhead);
   sinkBarrier();
   scf::YieldOp::create(b, loc, yielded);
   return SmallVector<Value>(loop.getResults().take_front(numAccValues));
