@@ -94,6 +94,23 @@ VARIANTS = [
          options="decode-mma=wgmma decode-prefetch=2 decode-warps=4",
          check=DECODE_CHECKS + ["recipe_rot_outl_resid_m16_n77_k224"],
          bench=[W4A16_M16, W4A4_M16] + ENTRY_BENCH[:1]),
+    # Two 64-row warp groups per K warp sharing its activation slot
+    # (decode-rows-per-cta=128): each CTA stages the [32, K] activations
+    # once per 128 weight rows instead of 64 (224 CTAs re-read 57 MB of
+    # activations from L2 at 16 x 14336 x 4096 with 32 rows, as much as
+    # the weights' DRAM bytes); 112 CTAs on 132 SMs, so 2 K warps.
+    dict(name="rows128",
+         options="decode-mma=wgmma decode-rows-per-cta=128 decode-warps=16 "
+                 "decode-prefetch=1",
+         check=DECODE_CHECKS[:2] + ["tail_m9_n200_k160",
+                                    "recipe_rot_outl_resid_m16_n77_k224"],
+         bench=[W4A16_M16, W4A4_M16, "bench_residual_24_m16_n14336_k4096"] +
+         ENTRY_BENCH[:1]),
+    dict(name="entries_rows128",
+         options="decode-outliers=tile decode-rows-per-cta=128",
+         check=["recipe_rot_outl_resid_m16_n77_k224",
+                "recipe_outlier_k2_m16_n77_k224"],
+         bench=ENTRY_BENCH[:2]),
     # M = 1: the mma.sync form pipelined one group ahead, with the decode
     # tail form (its loop carries no outlier entries, so prefetch costs
     # only the weight words' registers; measured slower with the loop

@@ -369,6 +369,12 @@ WGMMA = "decode-mma=wgmma"
     # warp groups (groups past the end load clamped, unused words).
     ((16, 77, 1184, "mxfp4"), dict(options=WGMMA + " decode-prefetch=1 decode-k-unroll=256")),
     ((5, 40, 1536, "mxfp4"), dict(options=WGMMA + " decode-prefetch=2 decode-warps=12")),
+    # Two 64-row warp groups per K warp sharing its activation slot
+    # (decode-rows-per-cta=128): 200 rows (2 CTAs, the second partial), one
+    # and two K warps, 32 rows, pipelined.
+    ((16, 200, 352, "mxfp4"), dict(options=WGMMA + " decode-rows-per-cta=128")),
+    ((10, 130, 1184, "mxfp4"), dict(options=WGMMA + " decode-rows-per-cta=128 decode-warps=16 decode-k-unroll=256")),
+    ((32, 70, 640, "mxfp4"), dict(options=WGMMA + " decode-max-m=32 decode-rows-per-cta=128 decode-prefetch=1")),
 ])
 def test_w4a16_wgmma(args, kw):
     # sm_90a's warp-group form: the dequantized weights as wgmma's register
@@ -385,6 +391,8 @@ def test_w4a16_wgmma(args, kw):
     ((16, 70, 1184, "mxfp4"), dict(akind="mxfp4")),
     ((12, 70, 1184, "mxfp4"), dict(akind="mxfp4",
                                    options=WGMMA + " decode-prefetch=1")),
+    ((16, 150, 416, "mxfp4"), dict(akind="mxfp4",
+                                   options=WGMMA + " decode-rows-per-cta=128 decode-warps=16")),
 ])
 def test_w4a4_wgmma(args, kw):
     # W4A4: the activation codes dequantized into the staged B operand with

@@ -52,6 +52,12 @@ CASES = [
     # decode-outliers=tile asks for the same form for proven chains only.
     (16, 77, 320, 32, 2, True, "decode-outliers=tile"),
     (1, 70, 320, 64, 4, False, "decode-outliers=tile"),
+    # Two warp groups per K warp sharing the activations, one tile of 128
+    # rows (the second group's descriptor 64 rows into each atom).
+    (16, 200, 320, 32, 2, True, "decode-outliers=tile decode-rows-per-cta=128"),
+    (8, 150, 1184, 16, 2, True,
+     "decode-outliers=tile decode-rows-per-cta=128 decode-warps=16 "
+     "decode-prefetch=1 decode-k-unroll=256"),
 ]
 
 

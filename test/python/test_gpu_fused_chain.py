@@ -113,6 +113,17 @@ def test_fused_chain_wgmma(m, weight_outliers, acc, result, k, wbs, wk):
         products, variants
 
 
+def test_fused_chain_wgmma_128_rows():
+    # Weight outliers from the activation sum's slices (unproven: function
+    # arguments) with two warp groups per K warp: each K warp's 256
+    # threads stage its slice.
+    variants = check_fused_chain(10, True, True, "f32", 384, 32, 2,
+                                 chip="sm_90a",
+                                 options="decode-mma=wgmma "
+                                         "decode-rows-per-cta=128")
+    assert variants[1] == "decode_w4a16_wgmma_epilogue", variants
+
+
 def check_fused_chain(m, weight_outliers, acc, result, k, wbs, wk,
                       chip="sm_90", options=""):
     # sm_90a: the decode products run on the wgmma form, whose weight

@@ -337,7 +337,8 @@ struct CorrectionPattern : public OpRewritePattern<OpTy> {
         // all of them with decode-mma=wgmma, proven ones with
         // decode-outliers=tile.
         hooks.options.decodeMMA == GPUPrefillMMA::WGMMA,
-        hooks.options.decodeOutliers == GPUDecodeOutliers::Tile,
+        hooks.options.decodeOutliers == GPUDecodeOutliers::Tile &&
+            hooks.target.hasWGMMA,
         [this](const FusedCorrectionChain &chain, std::string &reason) {
           bool epilogueInKernel = false;
           for (const DecodeChainLaunch &l : decodeChainLaunches(

@@ -160,8 +160,9 @@ struct DecodeConfig {
   int64_t splitK = 1;
   /// Main-loop iterations whose weight words are loaded ahead (0: none).
   int64_t prefetch = 1;
-  /// The warp-group form (mma = wgmma): each K warp is a warp group of 4
-  /// row warps (64 weight rows), warp = kWarp * 4 + row warp.
+  /// The warp-group form (mma = wgmma): each K warp is `rowWarps / 4` warp
+  /// groups of 4 row warps (64 weight rows each) sharing one activation
+  /// slot, warp = kWarp * rowWarps + row warp.
   bool wgmma = false;
   /// Its weight-tile form (MatmulKernelSpec::WeightEntries): the group's
   /// dequantized weights go to a shared 64-row tile, the weight entries
@@ -184,11 +185,14 @@ struct DecodeConfig {
   /// bf16 elements of one 128-byte-swizzle atom of the staged activations
   /// (N rows x 64 K slots) and of one K warp's slot (2 atoms per chunk).
   int64_t wgmmaN() const { return 8 * nTiles; }
+  /// The threads of one K warp (all its row warps) in the warp-group form.
+  int64_t groupThreads() const { return 32 * rowWarps; }
   int64_t atomElements() const { return wgmmaN() * 64; }
   int64_t slotElements() const { return 2 * unroll * atomElements(); }
-  /// The weight-tile form: bf16 elements of one 64-row atom (64 K slots)
-  /// and of one K warp group's tile (2 atoms per chunk).
-  int64_t tileAtomElements() const { return 64 * 64; }
+  /// The weight-tile form: bf16 elements of one atom of the K warp's
+  /// weight rows (16 per row warp) x 64 K slots, and of one K warp's tile
+  /// (2 atoms per chunk).
+  int64_t tileAtomElements() const { return rowsPerCTA() * 64; }
   int64_t tileElements() const { return 2 * unroll * tileAtomElements(); }
 };
 
@@ -351,7 +355,7 @@ private:
   SmallVector<Value> loadActivationWords(Value firstChunk, int64_t count,
                                          bool masked);
   int64_t numActivationWords(int64_t count) const {
-    return cfg.wgmmaN() * count / 8 * (lhsQ ? 2 : 4);
+    return cfg.wgmmaN() * count / (cfg.groupThreads() / 16) * (lhsQ ? 2 : 4);
   }
   SmallVector<Value> computeChunksWgmma(ArrayRef<ChunkLoads> loads,
                                         ValueRange acc);
@@ -1153,30 +1157,31 @@ SmallVector<Value> DecodeKernelEmitter::emitGroup(ValueRange acc,
 }
 
 Value DecodeKernelEmitter::warpOf(Value rowWarpIndex, int64_t k) {
-  return cfg.wgmma ? add(rowWarpIndex, 4 * k)
+  return cfg.wgmma ? add(rowWarpIndex, cfg.rowWarps * k)
                    : add(mul(rowWarpIndex, cfg.kWarps), k);
 }
 
 void DecodeKernelEmitter::warpGroupBarrier() {
   Value id = arith::IndexCastOp::create(b, loc, b.getI32Type(), add(kWarp, 1));
-  NVVM::BarrierOp::create(b, loc, TypeRange{}, id, i32(128),
+  NVVM::BarrierOp::create(b, loc, TypeRange{}, id, i32(cfg.groupThreads()),
                           NVVM::BarrierReductionAttr(), Value());
 }
 
 SmallVector<Value> DecodeKernelEmitter::loadActivationWords(Value firstChunk,
                                                            int64_t count,
                                                            bool masked) {
-  // Thread t of the K warp group takes word t % 4 of unit (t % 16) / 4 of
-  // (row, chunk) j = t / 16 + 8 i, j = row * count + chunk
+  // Thread t of the K warp takes word t % 4 of unit (t % 16) / 4 of
+  // (row, chunk) j = t / 16 + (threads / 16) i, j = row * count + chunk
   // (stageActivations); 16 consecutive threads read 256 consecutive bytes
   // of a row.
-  Value t = rem(tid, 128);
+  Value t = rem(tid, cfg.groupThreads());
   Value piece = rem(t, 16);
   Value unitTig = div(piece, 4), word = rem(piece, 4);
-  const int64_t pieces = cfg.wgmmaN() * count / 8;
+  const int64_t perRound = cfg.groupThreads() / 16;
+  const int64_t pieces = cfg.wgmmaN() * count / perRound;
   SmallVector<Value> out;
   for (int64_t i = 0; i < pieces; ++i) {
-    Value j = add(div(t, 16), 8 * i);
+    Value j = add(div(t, 16), perRound * i);
     Value row = div(j, count), u = rem(j, count);
     // K % 32 == 0: a unit is within K or entirely beyond it.
     Value unitK0 = add(mul(add(firstChunk, u), kChunk), mul(unitTig, kUnit));
@@ -1247,11 +1252,12 @@ void DecodeKernelEmitter::stageActivations(Value firstChunk, int64_t count,
   // (slot 2p + h holds element p + 4h), so a thread stores a word's four
   // pairs with one 16-byte store.
   const int64_t atom = cfg.atomElements() / 2; // i32 words
-  Value t = rem(tid, 128);
+  Value t = rem(tid, cfg.groupThreads());
   Value piece = rem(t, 16);
   Value unitTig = div(piece, 4), word = rem(piece, 4);
   Value slot = mul(kWarp, cfg.slotElements() / 2);
-  const int64_t pieces = cfg.wgmmaN() * count / 8;
+  const int64_t perRound = cfg.groupThreads() / 16;
+  const int64_t pieces = cfg.wgmmaN() * count / perRound;
   const int64_t perPiece = lhsQ ? 2 : 4;
   // All loads first (with the group's weight loads already in flight), or
   // the words the pipelined loop loaded a group ahead.
@@ -1261,7 +1267,7 @@ void DecodeKernelEmitter::stageActivations(Value firstChunk, int64_t count,
   assert(static_cast<int64_t>(words.size()) == pieces * perPiece);
   SmallVector<std::pair<Value, SmallVector<Value, 4>>> loaded;
   for (int64_t i = 0; i < pieces; ++i)
-    loaded.push_back({add(div(t, 16), 8 * i),
+    loaded.push_back({add(div(t, 16), perRound * i),
                       SmallVector<Value, 4>(ArrayRef<Value>(words).slice(
                           i * perPiece, perPiece))});
   // The slot's previous contents: every warp of the group waited for its
@@ -1325,11 +1331,12 @@ void DecodeKernelEmitter::stageSumSlice(Value firstChunk, int64_t count) {
   Value flat = memref::CollapseShapeOp::create(
       b, loc, epi->summedT,
       ArrayRef<ReassociationIndices>{ReassociationIndices{0, 1}});
-  Value t = rem(tid, 128);
+  const int64_t threads = cfg.groupThreads();
+  Value t = rem(tid, threads);
   Value src0 = mul(mul(firstChunk, kChunk), rows);
   Value dst0 = mul(kWarp, sliceElements());
-  for (int64_t i = 0; i * 128 < pieces; ++i) {
-    Value piece = add(t, 128 * i);
+  for (int64_t i = 0; i * threads < pieces; ++i) {
+    Value piece = add(t, threads * i);
     auto copy = [&](Value p) {
       Value at = mul(p, 4);
       Value src = add(src0, at);
@@ -1341,7 +1348,7 @@ void DecodeKernelEmitter::stageSumSlice(Value firstChunk, int64_t count) {
           epi->staged, ValueRange{add(dst0, at)}, flat, ValueRange{src},
           b.getIndexAttr(4), elements, /*bypassL1=*/UnitAttr());
     };
-    if ((i + 1) * 128 <= pieces) {
+    if ((i + 1) * threads <= pieces) {
       copy(piece);
       continue;
     }
@@ -1360,7 +1367,9 @@ Value DecodeKernelEmitter::tileChunkWord(Value row, Value j, int64_t u,
 
 void DecodeKernelEmitter::storeWeightTile(ArrayRef<ChunkLoads> chunks) {
   // Lane (g, tig) of row warp w (emit: g = lane % 8, tig = lane / 8 in this
-  // form) dequantized unit tig of rows 16 w + g and + 8: word v goes to
+  // form) dequantized unit tig of rows 16 w + g and + 8 of the K warp's
+  // rows (one tile of rowsPerCTA() rows, a warp group's 64 at 64 x 128
+  // bytes into each atom per group before it): word v goes to
   // chunk 4 tig + v of its row with one 16-byte store (stageActivations
   // gives the K order). A warp's store of one (half, v) writes 8 rows x
   // one chunk per 8-lane phase, on 8 different swizzled chunks: no bank
@@ -1379,7 +1388,8 @@ void DecodeKernelEmitter::storeWeightTile(ArrayRef<ChunkLoads> chunks) {
           pairs.push_back(dequantPair(loads.weightWords[half][v], p,
                                       f[weight.scaleSlot(v)]));
         Value at = add(base, tileChunkWord(row, add(mul(tig, 4), v),
-                                           static_cast<int64_t>(u), 64));
+                                           static_cast<int64_t>(u),
+                                           cfg.rowsPerCTA()));
         vector::StoreOp::create(
             b, loc, vector::FromElementsOp::create(b, loc, v4, pairs),
             weightTiles, ValueRange{at}, /*nontemporal=*/false,
@@ -1434,7 +1444,8 @@ void DecodeKernelEmitter::storeTileEntries(const ChunkLoads &loads, int64_t u,
     }
     Value v = div(column, 8), p = rem(column, 4), h = div(rem(column, 8), 4);
     Value word = add(mul(kWarp, cfg.tileElements() / 2),
-                     tileChunkWord(row, add(mul(tig, 4), v), u, 64));
+                     tileChunkWord(row, add(mul(tig, 4), v), u,
+                                   cfg.rowsPerCTA()));
     Value at = add(mul(word, 2), add(mul(p, 2), h));
     auto store = [&] {
       memref::StoreOp::create(b, loc, value, weightTilesBF16, ValueRange{at});
@@ -1479,7 +1490,10 @@ SmallVector<Value> DecodeKernelEmitter::computeChunksTile(int64_t count,
   SmallVector<Value> acc(accIn.begin(), accIn.end());
   Value d = packWgmmaAcc(acc);
   Value slotByte = mul(mul(kWarp, cfg.slotElements()), 2);
-  Value tileByte = add(mul(mul(kWarp, cfg.tileElements()), 2), tileOffset);
+  // This warp group's 64 rows of the K warp's tile (uniform per group).
+  Value tileByte =
+      add(add(mul(mul(kWarp, cfg.tileElements()), 2), tileOffset),
+          mul(div(rowWarp, 4), 64 * kWgmmaAtomRowBytes));
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t u = 0; u < count; ++u)
     for (int64_t s = 0; s < kStepsPerChunk; ++s) {
@@ -1711,8 +1725,8 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   lane = rem(tid, 32);
   warp = div(tid, 32);
-  kWarp = cfg.wgmma ? div(warp, 4) : rem(warp, cfg.kWarps);
-  rowWarp = cfg.wgmma ? rem(warp, 4) : div(warp, cfg.kWarps);
+  kWarp = cfg.wgmma ? div(warp, cfg.rowWarps) : rem(warp, cfg.kWarps);
+  rowWarp = cfg.wgmma ? rem(warp, cfg.rowWarps) : div(warp, cfg.kWarps);
   g = div(lane, 4);
   tig = rem(lane, 4);
   // The weight-tile form's lanes load and dequantize for the tile, not for
@@ -2310,26 +2324,38 @@ static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
   // form there).
   cfg.wgmma = wgmmaForm;
   if (cfg.wgmma) {
-    if (config.getRowsPerCta() != 0 && config.getRowsPerCta() != 64) {
-      reason = "decode mma = wgmma: a CTA's row warps are one 64-row warp "
-               "group (decode-rows-per-cta = 64, not " +
-               std::to_string(config.getRowsPerCta()) + ")";
+    // One or two 64-row warp groups per K warp: two share the K warp's
+    // activation slot (half the activation staging per weight row).
+    const int64_t rows = config.getRowsPerCta() ? config.getRowsPerCta() : 64;
+    if (rows != 64 && rows != 128) {
+      reason = "decode mma = wgmma: a K warp's rows are one or two 64-row "
+               "warp groups (decode-rows-per-cta = 64 or 128, not " +
+               std::to_string(rows) + ")";
       return failure();
     }
-    if (config.getWarps() % 4 != 0) {
+    cfg.rowWarps = rows / 16;
+    if (cfg.nTiles % (cfg.rowWarps / 4) != 0) {
+      reason = "decode mma = wgmma: two warp groups share the staged "
+               "activations in whole 16-row pieces (decode-rows-per-cta = "
+               "128 needs M in 9..16 or 25..32, not " +
+               std::to_string(cfg.m) + ")";
+      return failure();
+    }
+    if (config.getWarps() % cfg.rowWarps != 0) {
       reason = "decode mma = wgmma: decode-warps = " +
                std::to_string(config.getWarps()) +
-               " is not a whole number of 4-warp groups";
+               " is not a whole number of K warps of " +
+               std::to_string(cfg.rowWarps) + " warps";
       return failure();
     }
     if (config.getSplitK() > 1) {
       reason = "decode mma = wgmma has no decode-split-k";
       return failure();
     }
-    cfg.rowWarps = 4;
-    // Two K warp groups (256 threads) unless decode-warps says otherwise.
-    cfg.kWarps = config.getWarps() > 0 ? config.getWarps() / 4 : 2;
-    cfg.warps = 4 * cfg.kWarps;
+    // 8 warps (two K warps of one warp group, or one of two) unless
+    // decode-warps says otherwise.
+    cfg.kWarps = (config.getWarps() > 0 ? config.getWarps() : 8) / cfg.rowWarps;
+    cfg.warps = cfg.rowWarps * cfg.kWarps;
     cfg.splitK = 1;
     std::optional<TileEntries> entries;
     if (spec.weightEntries) {

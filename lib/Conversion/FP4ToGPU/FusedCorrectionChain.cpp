@@ -286,10 +286,10 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
   const bool oneProduct =
       static_cast<int64_t>(chain.groups.size()) * chain.m <= 32;
   const bool decodeOnWgmma =
-      ctx.decodeStacksOnWgmma &&
-      (!chain.weightValues ||
-       (oneProduct && (ctx.decodeOutliersOnWgmma ||
-                       (ctx.decodeEntriesOnWgmma && entriesProven()))));
+      (ctx.decodeStacksOnWgmma &&
+       (!chain.weightValues || (oneProduct && ctx.decodeOutliersOnWgmma))) ||
+      (chain.weightValues && oneProduct && ctx.decodeEntriesOnWgmma &&
+       entriesProven());
   if (chain.decode && ctx.correctionPrefillMinM > 0 &&
       chain.m >= ctx.correctionPrefillMinM && !decodeOnWgmma &&
       (chain.weightValues || chain.groups.size() > 1)) {

@@ -108,7 +108,9 @@ struct ChainAnalysisContext {
   /// from per-group slices of the activation sum.
   bool decodeOutliersOnWgmma = false;
   /// Whether chains with proven weight outliers (weightEntriesProven) go to
-  /// it, their outliers written into its weight tile (decode-outliers=tile).
+  /// it, their outliers written into its weight tile (decode-outliers=tile
+  /// on a chip with wgmma; the form is then taken whatever the other
+  /// options' default would be).
   bool decodeEntriesOnWgmma = false;
   /// Whether the decode kernel takes every launch of a decode chain's
   /// fused plan; a chain it declines runs term by term (with the reason).

@@ -229,12 +229,18 @@ GPUConfigOverrides
 mlir::fp4::withDecodeMMADefault(const ChipDescription &chip, int64_t rows,
                                 GPUConfigOverrides overrides) {
   // Options that only the mma.sync form has (rows per CTA other than one
-  // warp group, warps that are no whole warp groups, prefetch, split-K)
-  // keep it.
+  // or two warp groups, two only for whole 16-row pieces of activations;
+  // warps that are no whole K warps; prefetch; split-K) keep it.
   auto syncOnly = [&] {
     auto set = [](const std::optional<int64_t> &v) { return v && *v != 0; };
-    return (set(overrides.decodeRowsPerCTA) && *overrides.decodeRowsPerCTA != 64) ||
-           (set(overrides.decodeWarps) && *overrides.decodeWarps % 4 != 0) ||
+    const int64_t rowsPerCTA =
+        set(overrides.decodeRowsPerCTA) ? *overrides.decodeRowsPerCTA : 64;
+    const bool wgmmaRows =
+        rowsPerCTA == 64 ||
+        (rowsPerCTA == 128 && llvm::divideCeil(rows, int64_t{8}) % 2 == 0);
+    return !wgmmaRows ||
+           (set(overrides.decodeWarps) &&
+            *overrides.decodeWarps % (rowsPerCTA / 16) != 0) ||
            set(overrides.decodePrefetch) ||
            (set(overrides.decodeSplitK) && *overrides.decodeSplitK > 1);
   };

@@ -6,6 +6,8 @@
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a" | FileCheck %s --check-prefix=CONV
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-mma=wgmma decode-rows-per-cta=32" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FALLBACK
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-mma=wgmma decode-split-k=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SPLITK
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-rows-per-cta=128" | FileCheck %s --check-prefix=ROWS128
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-mma=wgmma decode-rows-per-cta=128" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ODD
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-prefetch=1" | FileCheck %s --check-prefix=PREFETCH
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-mma=wgmma decode-prefetch=1" | FileCheck %s --check-prefix=PIPELINED
 // RUN: not fp4-opt %s -convert-fp4-to-gpu="chip=sm_90 decode-mma=wgmma" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOWGMMA
@@ -40,7 +42,18 @@
 
 // An explicit decode-mma=wgmma with a CTA shape of the mma.sync form: the
 // decode kernel declines and says why (the reference kernel runs).
-// FALLBACK: remark: runs on the reference matmul kernel (bit-exact, untuned, far slower): decode mma = wgmma: a CTA's row warps are one 64-row warp group (decode-rows-per-cta = 64, not 32)
+// FALLBACK: remark: runs on the reference matmul kernel (bit-exact, untuned, far slower): decode mma = wgmma: a K warp's rows are one or two 64-row warp groups (decode-rows-per-cta = 64 or 128, not 32)
+
+// decode-rows-per-cta=128: two 64-row warp groups share each K warp's
+// activation slot on the wgmma form (8 warps: one K warp of two groups;
+// N = 256: 2 CTAs); M <= 8 keeps mma.sync (128 rows: 8 row warps).
+// ROWS128: variant = "decode_w4a16", grid = [2, 1, 1], block = [256, 1, 1]
+// ROWS128: variant = "decode_w4a16", grid = [2, 1, 1]
+// ROWS128-COUNT-2: variant = "decode_w4a16_wgmma", grid = [2, 1, 1], block = [256, 1, 1]
+// ROWS128: variant = "decode_w4a4_wgmma", grid = [2, 1, 1], block = [256, 1, 1]
+// With decode-mma=wgmma at 1 and 8 rows (one 8-row piece: the two groups
+// cannot split it) the decode kernel declines and says why.
+// ODD: remark: runs on the reference matmul kernel (bit-exact, untuned, far slower): decode mma = wgmma: two warp groups share the staged activations in whole 16-row pieces (decode-rows-per-cta = 128 needs M in 9..16 or 25..32, not 1)
 
 // SPLITK: remark: runs on the reference matmul kernel (bit-exact, untuned, far slower): decode mma = wgmma has no decode-split-k
 
