@@ -365,8 +365,12 @@ private:
   /// with both operands in shared memory (computeChunksTile).
   void loadTileEntries(ChunkLoads &loads, Value row, Value k0, Value valid);
   void storeWeightTile(ArrayRef<ChunkLoads> chunks);
-  void storeTileEntries(const ChunkLoads &loads, int64_t u, int64_t half,
-                        Value localRow);
+  void storeTileEntries(const ChunkLoads &loads, int64_t half,
+                        Value rowWord, Value lc);
+  /// The weight-tile form's position of a tile row for this lane's unit in
+  /// atom pair `u`: (the row's first i32 word in the lane's atom, lc), so
+  /// that chunk 4 tig + v of the row is at word rowWord + 4 (lc ^ v).
+  std::pair<Value, Value> tileRow(Value row, int64_t u);
   SmallVector<Value> computeChunksTile(int64_t count, ValueRange acc);
   /// The accumulator of m64nNk16 is, per warp, the mma.sync C fragments of
   /// the N / 8 column tiles (WarpgroupMMA.h): parity 0 of row tile 0 of
@@ -1365,21 +1369,49 @@ Value DecodeKernelEmitter::tileChunkWord(Value row, Value j, int64_t u,
   return add(mul(atomIndex, rows * 32), add(mul(row, 32), mul(swizzled, 4)));
 }
 
+std::pair<Value, Value> DecodeKernelEmitter::tileRow(Value row, int64_t u) {
+  // Row `row` of the K warp's tile, chunk 4 tig + v (v < 4) of this lane's
+  // unit: atom 2u + tig / 2, swizzled chunk ((4 tig + v) % 8) ^ (row % 8)
+  // = lc ^ v with lc = 4 (tig % 2) ^ (row % 8) (4 (tig % 2) and v occupy
+  // disjoint bits). In i32: the per-entry address is a handful of 32-bit
+  // operations instead of 64-bit index arithmetic.
+  auto i32v = [&](Value index) {
+    return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index)
+        .getResult();
+  };
+  auto addi = [&](Value x, Value y) {
+    return arith::AddIOp::create(b, loc, x, y).getResult();
+  };
+  auto muli = [&](Value x, int64_t y) {
+    return arith::MulIOp::create(b, loc, x, i32(y)).getResult();
+  };
+  Value tig32 = i32v(tig), row32 = i32v(row);
+  Value atomIndex =
+      addi(arith::ShRUIOp::create(b, loc, tig32, i32(1)), i32(2 * u));
+  Value rowWord =
+      addi(addi(muli(i32v(kWarp), cfg.tileElements() / 2),
+                muli(atomIndex, cfg.tileAtomElements() / 2)),
+           muli(row32, kWgmmaAtomRowBytes / 4));
+  Value lc = arith::XOrIOp::create(
+      b, loc, muli(arith::AndIOp::create(b, loc, tig32, i32(1)), 4),
+      arith::AndIOp::create(b, loc, row32, i32(7)));
+  return {rowWord, lc};
+}
+
 void DecodeKernelEmitter::storeWeightTile(ArrayRef<ChunkLoads> chunks) {
   // Lane (g, tig) of row warp w (emit: g = lane % 8, tig = lane / 8 in this
   // form) dequantized unit tig of rows 16 w + g and + 8 of the K warp's
   // rows (one tile of rowsPerCTA() rows, a warp group's 64 at 64 x 128
-  // bytes into each atom per group before it): word v goes to
-  // chunk 4 tig + v of its row with one 16-byte store (stageActivations
-  // gives the K order). A warp's store of one (half, v) writes 8 rows x
-  // one chunk per 8-lane phase, on 8 different swizzled chunks: no bank
-  // conflict. Then the unit's weight entries over their elements.
-  const int64_t tileWords = cfg.tileElements() / 2;
-  Value base = mul(kWarp, tileWords);
+  // bytes into each atom per group before it): word v goes to chunk
+  // 4 tig + v of its row with one 16-byte store (stageActivations gives
+  // the K order). A warp's store of one (half, v) writes 8 rows x one chunk
+  // per 8-lane phase, on 8 different swizzled chunks: no bank conflict.
+  // Then the unit's weight entries over their elements.
   auto v4 = VectorType::get({4}, b.getI32Type());
   for (auto [u, loads] : llvm::enumerate(chunks)) {
     for (int64_t half = 0; half < 2; ++half) {
       Value row = add(add(mul(rowWarp, 16), g), 8 * half);
+      auto [rowWord, lc] = tileRow(row, static_cast<int64_t>(u));
       SmallVector<SmallVector<Value, 2>> f =
           factors(weight, loads.weightScales[half]);
       for (int64_t v = 0; v < 4; ++v) {
@@ -1387,51 +1419,67 @@ void DecodeKernelEmitter::storeWeightTile(ArrayRef<ChunkLoads> chunks) {
         for (int64_t p = 0; p < 4; ++p)
           pairs.push_back(dequantPair(loads.weightWords[half][v], p,
                                       f[weight.scaleSlot(v)]));
-        Value at = add(base, tileChunkWord(row, add(mul(tig, 4), v),
-                                           static_cast<int64_t>(u),
-                                           cfg.rowsPerCTA()));
+        Value chunk = arith::XOrIOp::create(b, loc, lc, i32(v));
+        Value at = arith::AddIOp::create(
+            b, loc, rowWord, arith::MulIOp::create(b, loc, chunk, i32(4)));
         vector::StoreOp::create(
             b, loc, vector::FromElementsOp::create(b, loc, v4, pairs),
-            weightTiles, ValueRange{at}, /*nontemporal=*/false,
-            llvm::MaybeAlign(16));
+            weightTiles,
+            ValueRange{arith::IndexCastUIOp::create(b, loc,
+                                                    b.getIndexType(), at)},
+            /*nontemporal=*/false, llvm::MaybeAlign(16));
       }
-      storeTileEntries(loads, static_cast<int64_t>(u), half, row);
+      storeTileEntries(loads, half, rowWord, lc);
     }
   }
 }
 
-void DecodeKernelEmitter::storeTileEntries(const ChunkLoads &loads, int64_t u,
-                                           int64_t half, Value row) {
+void DecodeKernelEmitter::storeTileEntries(const ChunkLoads &loads,
+                                           int64_t half, Value rowWord,
+                                           Value lc) {
   // Each entry replaces its element of the tile: the quantized weight is
   // +-0 there (the caller's proof, MatmulKernelSpec::WeightEntries), so the
   // replacement is the sum. The same thread stored the element's chunk
-  // just before (program order on the same address). Element e of the
-  // unit is pair p = e % 4, half h = (e % 8) / 4 of word v = e / 8: slot
-  // 2p + h of chunk 4 tig + v.
+  // just before (program order on the same address). Element c of the
+  // unit is pair p = c % 4, half h = (c % 8) / 4 of word v = c / 8: bf16
+  // slot 2p + h of chunk lc ^ v of the row (tileRow). All in i32.
   const int64_t bs = entries->blockSize, perBlock = entries->entries;
-  Value unitOffset = bs > kUnit ? rem(loads.unitK0, bs) : Value();
+  auto andi = [&](Value x, int64_t m) {
+    return arith::AndIOp::create(b, loc, x, i32(m)).getResult();
+  };
+  auto shr = [&](Value x, int64_t n) {
+    return arith::ShRUIOp::create(b, loc, x, i32(n)).getResult();
+  };
+  auto addi = [&](Value x, Value y) {
+    return arith::AddIOp::create(b, loc, x, y).getResult();
+  };
+  Value unitOffset;
+  if (bs > kUnit)
+    unitOffset = arith::IndexCastUIOp::create(b, loc, b.getI32Type(),
+                                              rem(loads.unitK0, bs));
+  Value rowSlot = arith::MulIOp::create(b, loc, rowWord, i32(2));
   for (int64_t e = 0; e < entries->perUnit(); ++e) {
     Value value = loads.outlierValues[half][e];
-    Value index = arith::IndexCastUIOp::create(
-        b, loc, b.getIndexType(), loads.outlierIndices[half][e]);
+    Value index = arith::ExtUIOp::create(b, loc, b.getI32Type(),
+                                         loads.outlierIndices[half][e]);
     // The entry's column within the unit. An index is < the block size by
     // the op's contract; masking keeps a corrupt one inside the tile (a
     // wrong product, never a stray shared-memory store).
     Value column, skip;
     if (bs == 16) {
-      column = add(arith::AndIOp::create(b, loc, index, idx(15)),
-                   16 * (e / perBlock));
+      column = addi(andi(index, 15), i32(16 * (e / perBlock)));
     } else if (bs == kUnit) {
-      column = arith::AndIOp::create(b, loc, index, idx(31));
+      column = andi(index, 31);
     } else {
       // A block wider than the unit: only the unit holding the entry.
-      Value below = ult(index, unitOffset);
+      Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          index, unitOffset);
       column = arith::SubIOp::create(b, loc, index, unitOffset);
       skip = arith::OrIOp::create(
           b, loc, below,
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, column,
-                                idx(kUnit)));
-      column = arith::AndIOp::create(b, loc, column, idx(31));
+                                i32(kUnit)));
+      column = andi(column, 31);
     }
     // A unit beyond K (its codes and activations are zeros) stores none:
     // its entries are block 0's, and 0 x Inf would be NaN.
@@ -1442,11 +1490,13 @@ void DecodeKernelEmitter::storeTileEntries(const ChunkLoads &loads, int64_t u,
       skip = skip ? arith::OrIOp::create(b, loc, skip, outside).getResult()
                   : outside;
     }
-    Value v = div(column, 8), p = rem(column, 4), h = div(rem(column, 8), 4);
-    Value word = add(mul(kWarp, cfg.tileElements() / 2),
-                     tileChunkWord(row, add(mul(tig, 4), v), u,
-                                   cfg.rowsPerCTA()));
-    Value at = add(mul(word, 2), add(mul(p, 2), h));
+    Value chunk = arith::XOrIOp::create(b, loc, lc, shr(column, 3));
+    Value slot = addi(arith::ShLIOp::create(b, loc, andi(column, 3), i32(1)),
+                      andi(shr(column, 2), 1));
+    Value at = arith::IndexCastUIOp::create(
+        b, loc, b.getIndexType(),
+        addi(addi(rowSlot, arith::ShLIOp::create(b, loc, chunk, i32(3))),
+             slot));
     auto store = [&] {
       memref::StoreOp::create(b, loc, value, weightTilesBF16, ValueRange{at});
     };
