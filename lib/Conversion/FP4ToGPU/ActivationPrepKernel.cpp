@@ -26,7 +26,10 @@
 //    on the rest, as the quantize kernel;
 //  * dequantized values: after a barrier (the scale byte of a block is
 //    stored by its first lane), the scheme's buildGPUDequantizeChunk reads
-//    the codes and scales back, the dequantizer every other kernel uses;
+//    the codes and scales back, the dequantizer every other kernel uses
+//    (from shared copies where they fit, stageComponents: a shared-memory
+//    round trip instead of an L2 one; each thread then copies its chunk
+//    of them to the global outputs);
 //  * residual r = residualValue(rest, deq), selected as above;
 //  * the stacked rows: the stacker's f32 sums (dense part, then each
 //    sparse slot whose column is the element's, in slot order, starting
@@ -48,6 +51,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::fp4;
@@ -480,6 +484,89 @@ QuantizeKernelSpec ActivationPrepKernelSpec::quantizeSpec() const {
   return q;
 }
 
+/// The components the block algorithm writes and the dequantizer reads
+/// back: a shared-memory copy of each rank-2 [R, K / d] component (d
+/// dividing K and either dividing the chunk `e` or a multiple of it: the
+/// codes, the scale bytes, macro factors) while they fit in
+/// kPrepStagedBytes, else the global output itself. `divisors` gets d per
+/// staged component (0: not staged). At decode sizes the read-back after
+/// the barrier then waits for shared memory instead of an L2 round trip
+/// of the global stores; each thread copies its chunk's elements to the
+/// global outputs (copyStagedComponents).
+static SmallVector<Value>
+stageComponents(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
+                ArrayRef<Value> components, const ActivationPrepKernelSpec &spec,
+                int64_t e, SmallVector<int64_t> &divisors) {
+  constexpr int64_t kPrepStagedBytes = 40 * 1024;
+  SmallVector<Value> out(components.begin(), components.end());
+  divisors.assign(components.size(), 0);
+  int64_t bytes = 0;
+  for (auto [i, component] : llvm::enumerate(components)) {
+    auto type = cast<MemRefType>(component.getType());
+    if (type.getRank() != 2 || !type.hasStaticShape() ||
+        type.getDimSize(0) != spec.rows || type.getDimSize(1) == 0 ||
+        spec.cols % type.getDimSize(1) != 0)
+      continue;
+    const int64_t d = spec.cols / type.getDimSize(1);
+    if (e % d != 0 && d % e != 0)
+      continue;
+    const int64_t size =
+        type.getNumElements() * type.getElementTypeBitWidth() / 8;
+    if (bytes + size > kPrepStagedBytes)
+      continue;
+    bytes += size;
+    divisors[i] = d;
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    out[i] = func.addWorkgroupAttribution(
+        MemRefType::get(type.getShape(), type.getElementType(),
+                        MemRefLayoutAttrInterface(), workgroup),
+        loc);
+  }
+  return out;
+}
+
+/// Copies this thread's chunk of each staged component to its global
+/// output: elements col / d .. (col + e) / d - 1 of the row where d <= e,
+/// else element col / d from the thread that starts it (col % d == 0).
+static void copyStagedComponents(OpBuilder &b, Location loc,
+                                 ArrayRef<Value> staged,
+                                 ArrayRef<Value> outputs,
+                                 ArrayRef<int64_t> divisors, Value row,
+                                 Value col, int64_t e) {
+  for (auto [from, to, d] : llvm::zip_equal(staged, outputs, divisors)) {
+    if (d == 0)
+      continue;
+    Value first = arith::DivUIOp::create(b, loc, col, indexConst(b, loc, d));
+    auto copy = [&](OpBuilder &nb, Location l, int64_t count) {
+      SmallVector<Value> values =
+          loadElements(nb, l, from, ValueRange{row, first}, count);
+      if (count == 1) {
+        memref::StoreOp::create(nb, l, values[0], to, ValueRange{row, first});
+        return;
+      }
+      // One vector store (the offset is a multiple of `count`).
+      Type element = cast<MemRefType>(to.getType()).getElementType();
+      Value v = vector::FromElementsOp::create(
+          nb, l, VectorType::get({count}, element), values);
+      vector::StoreOp::create(
+          nb, l, v, to, ValueRange{row, first}, /*nontemporal=*/false,
+          llvm::MaybeAlign(naturalAlignment(
+              count * element.getIntOrFloatBitWidth() / 8)));
+    };
+    if (d <= e) {
+      copy(b, loc, e / d);
+      continue;
+    }
+    Value starts = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, loc, col, indexConst(b, loc, d)),
+        indexConst(b, loc, 0));
+    emitIf(b, loc, starts,
+           [&](OpBuilder &nb, Location l) { copy(nb, l, 1); });
+  }
+}
+
 FailureOr<KernelPlan> mlir::fp4::buildActivationPrepKernel(
     OpBuilder &builder, Location loc, gpu::GPUModuleOp module, StringRef name,
     const ActivationPrepKernelSpec &spec, std::string &reason) {
@@ -561,24 +648,32 @@ FailureOr<KernelPlan> mlir::fp4::buildActivationPrepKernel(
       });
   }
 
-  // Q(rest): the scheme's block algorithm stores codes and scales.
+  // Q(rest): the scheme's block algorithm stores codes and scales, into
+  // shared copies where they fit (stageComponents), so that the read-back
+  // below costs a shared-memory round trip instead of an L2 one.
   bool stochastic =
       layout.plan.rounding == numerics::ElementRounding::Stochastic;
   Value base = stochastic ? q.linearBase(c.row, c.col) : Value();
   auto bitsAt = [&](int64_t j) {
     return stochastic ? q.randomBits(layout.plan.seed, base, j) : ops.i32(0);
   };
+  SmallVector<int64_t> divisors;
+  SmallVector<Value> written =
+      stageComponents(b, loc, launch.func, components, spec, e, divisors);
   QuantizeChunkContext context{q,       launch.func, blockDim, layout.plan,
                                gid,     c,           rest,     bitsAt,
-                               Value(), components,  1};
+                               Value(), written,     1};
   scheme.buildGPUQuantizeChunk(context);
   // Every scale byte is stored (by its block's first lane) before any lane
   // reads it back.
   gpu::BarrierOp::create(b, loc);
-  SmallVector<Value> codes =
-      loadCodes(b, loc, components[0], c.row, c.col, e);
+  emitIf(b, loc, c.valid, [&](OpBuilder &nb, Location l) {
+    copyStagedComponents(nb, l, written, components, divisors, c.row, c.col,
+                         e);
+  });
+  SmallVector<Value> codes = loadCodes(b, loc, written[0], c.row, c.col, e);
   SmallVector<Value> deq = scheme.buildGPUDequantizeChunk(
-      b, loc, components, codes, c.row, c.col, type);
+      b, loc, written, codes, c.row, c.col, type);
 
   // Row groups: Q(rest) with its outliers, then the residual.
   SmallVector<SmallVector<Value>> groups;

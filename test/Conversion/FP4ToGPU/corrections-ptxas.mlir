@@ -89,14 +89,19 @@
 // PTX: cvt.rn.bf16.f32
 // PTX: st.global.b16
 // The activation prep: x in 16-byte read-only loads, the cross-lane
-// butterflies, amax and top-k by shfl.sync.bfly, one CTA barrier, then the
-// codes and scales it stored read back through the coherent path (plain
-// ld.global: written by this kernel), bf16 rows stored as packed pairs.
+// butterflies, amax and top-k by shfl.sync.bfly, the codes and scales into
+// shared copies (they fit at this size), one CTA barrier, then each thread
+// copies its codes to the global output with one 4-byte store and reads
+// the codes and scales back from shared memory (not an L2 round trip),
+// bf16 rows stored as packed pairs.
 // PTX-LABEL: .entry fp4_activation_prep_9(
 // PTX: ld.global.nc.v4.b32
 // PTX: shfl.sync.bfly.b32
+// PTX: st.shared.b8
 // PTX: bar.sync 0;
-// PTX: ld.global.b8
+// PTX: ld.shared
+// PTX: st.global.b32
+// PTX-NOT: ld.global.b8
 // PTX: cvt.rn.bf16x2.f32
 // PTX: st.global.v4.b32
 // PTX-LABEL: .entry fp4_matmul_10(
