@@ -49,7 +49,14 @@ DECODE_CHECKS = [W4A16_M16, W4A4_M16, "tail_m9_n200_k160",
 VARIANTS = [
     # The baseline of the same call: today's defaults.
     dict(name="main", options="",
-         check=ENTRY_CHECKS + DECODE_CHECKS,
+         # + the activation prep's shared read-back (session 16) at
+         # prefill sizes where its codes still fit.
+         check=ENTRY_CHECKS + DECODE_CHECKS +
+         ["recipe_rot_outl_resid_m130_n77_k224",
+          "recipe_residual_24_m130_n77_k224",
+          "recipe_rot_outl_resid_m40_n77_k224",
+          "recipe_rot_outl_act_resid_m130_n77_k224",
+          "recipe_outlier_k4_m8_n77_k2560"],
          bench=[W4A16_M16, W4A4_M16, "bench_plain_m16_n14336_k4096",
                 "bench_residual_24_m16_n14336_k4096", "mm_m1_n14336_k4096",
                 "w4a4_m1_n14336_k4096", "bench_plain_m1_n14336_k4096",
