@@ -384,8 +384,8 @@ private:
   /// `j` (0..15) of `row` in atom pair `u` of a K-major 128-byte-swizzle
   /// buffer of `rows`-row atoms: atom 2u + j / 8, chunk (j % 8) ^ (row % 8).
   Value tileChunkWord(Value row, Value j, int64_t u, int64_t rows);
-  /// bar.sync of this K warp's warp group (barrier 1 + K warp, 128
-  /// threads): the K warps' groups run different trip counts.
+  /// bar.sync of this K warp's warp groups (barrier 1 + K warp, 128
+  /// threads per warp group): the K warps run different trip counts.
   void warpGroupBarrier();
   /// The warp-group form with weight outliers: cp.async of the group's
   /// slice of the activation sum into this K warp group's slice buffer.
