@@ -238,10 +238,6 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
     }
     chain.groups.push_back(group);
   }
-  // Why the prefill kernel cannot take the chain's weight outliers, if it
-  // cannot (the cheap checks first: the proof may read constants). It
-  // writes the weight's block-sparse part into its dequantized weight
-  // tile, which is the sum only where the quantized part is +-0.
   // The proof that the prefill kernel and the decode kernel's weight-tile
   // form rely on, once and only where asked (it may read constants).
   std::optional<bool> proven;
@@ -252,6 +248,10 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
                                          chain.weightBlockSize, splits);
     return *proven;
   };
+  // Why the prefill kernel cannot take the chain's weight outliers, if it
+  // cannot (the cheap checks first: the proof may read constants). It
+  // writes the weight's block-sparse part into its dequantized weight
+  // tile, which is the sum only where the quantized part is +-0.
   auto prefillDeclinesWeightPart = [&]() -> std::optional<std::string> {
     auto q = cast<QuantizedTensorType>(chain.weight.getType());
     std::string why;
@@ -280,9 +280,9 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
   // with them where one product of up to 32 stacked rows does the whole
   // chain (the outliers written into its weight tile where the proof
   // holds, else gathered from per-group slices of the activation sum; more
-  // products would leave them to the epilogue kernel).
-  // Under decode-outliers=tile only chains whose weight outliers are
-  // proven (the others keep the default plans).
+  // products would leave them to the epilogue kernel). Under
+  // decode-outliers=tile only chains whose weight outliers are proven go
+  // there (the others keep the default plans).
   const bool oneProduct =
       static_cast<int64_t>(chain.groups.size()) * chain.m <= 32;
   const bool decodeOnWgmma =
