@@ -17,6 +17,7 @@ Every variant states what decides it (docs/Performance.md records the
 outcome).
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -185,9 +186,46 @@ def run(kernels, reps, names):
                                out, f"plan_{v['name']}_{rep + 1}.json")] +
                            (["--breakdown"] if rep == 0 else []),
                            check=False)
+    summarize(out, reps, [v for v in selected(names)
+                          if v["name"] not in failed])
     print(f"device_plan: {len(failed)} variant(s) failing gpu_check: "
           f"{' '.join(failed) or '-'}")
     return 1 if failed else 0
+
+
+def summarize(out, reps, variants):
+    """One table: each variant's rows (mean of the repetitions) next to
+    main's same case, and $OUT/plan_summary.json."""
+    times = {}
+    for v in variants:
+        for rep in range(reps):
+            path = os.path.join(out, f"plan_{v['name']}_{rep + 1}.json")
+            if not os.path.exists(path):
+                continue
+            for row in json.load(open(path))["rows"]:
+                times.setdefault((v["name"], row["case"]), []).append(
+                    (row["us"], row.get("variant", ""),
+                     row.get("kernels")))
+    summary = []
+    print()
+    print("| variant | case | kernels | us (reps) | main us | vs main |")
+    print("|---|---|---|---|---|---|")
+    for (name, case), runs in sorted(times.items()):
+        us = [r[0] for r in runs]
+        mean = sum(us) / len(us)
+        base = times.get(("main", case))
+        base_mean = sum(r[0] for r in base) / len(base) if base else None
+        delta = (f"{100 * (mean / base_mean - 1):+.1f}%"
+                 if base_mean and name != "main" else "-")
+        print(f"| {name} | {case} | {runs[0][1]} | "
+              f"{' / '.join(f'{x:.2f}' for x in us)} | "
+              f"{f'{base_mean:.2f}' if base_mean else '-'} | {delta} |")
+        summary.append(dict(variant=name, case=case, kernels=runs[0][1],
+                            us=us, main_us=base_mean,
+                            breakdown=next((r[2] for r in runs if r[2]),
+                                           None)))
+    json.dump(summary, open(os.path.join(out, "plan_summary.json"), "w"),
+              indent=1)
 
 
 def main():
