@@ -319,6 +319,9 @@ private:
   SmallVector<Value, 4> loadCodeWords(Value codes, Value row, Value k0,
                                       Value valid);
   SmallVector<Value, 4> loadBF16Words(Value row, Value k0, Value valid);
+  /// Eight bf16 activations from (row, k0) as four i32 words (one 16-byte
+  /// load), zeros where `valid` (if given) is false.
+  SmallVector<Value, 4> loadBF16Word4(Value row, Value k0, Value valid);
   SmallVector<Value, 2> loadScaleBytes(const QuantOperand &q, Value row,
                                        Value k0, Value valid);
   Value loadMacroFactor(const QuantOperand &q, Value row, Value chunk);
@@ -514,17 +517,22 @@ SmallVector<Value, 4> DecodeKernelEmitter::loadCodeWords(Value codes, Value row,
 SmallVector<Value, 4> DecodeKernelEmitter::loadBF16Words(Value row, Value k0,
                                                          Value valid) {
   SmallVector<Value, 4> out;
-  auto vecType = VectorType::get({8}, b.getBF16Type());
-  for (int64_t v = 0; v < 4; ++v) {
-    Value values = vector::LoadOp::create(
-        b, loc, vecType, lhs, ValueRange{row, add(k0, 8 * v)},
-        /*nontemporal=*/false, llvm::MaybeAlign(16));
-    Value words = vector::BitCastOp::create(
-        b, loc, VectorType::get({4}, b.getI32Type()), values);
-    for (int64_t t = 0; t < 4; ++t) {
-      Value w = vector::ExtractOp::create(b, loc, words, t);
-      out.push_back(valid ? select(valid, w, i32(0)) : w);
-    }
+  for (int64_t v = 0; v < 4; ++v)
+    llvm::append_range(out, loadBF16Word4(row, add(k0, 8 * v), valid));
+  return out;
+}
+
+SmallVector<Value, 4> DecodeKernelEmitter::loadBF16Word4(Value row, Value k0,
+                                                         Value valid) {
+  Value values = vector::LoadOp::create(
+      b, loc, VectorType::get({8}, b.getBF16Type()), lhs,
+      ValueRange{row, k0}, /*nontemporal=*/false, llvm::MaybeAlign(16));
+  Value words = vector::BitCastOp::create(
+      b, loc, VectorType::get({4}, b.getI32Type()), values);
+  SmallVector<Value, 4> out;
+  for (int64_t t = 0; t < 4; ++t) {
+    Value w = vector::ExtractOp::create(b, loc, words, t);
+    out.push_back(valid ? select(valid, w, i32(0)) : w);
   }
   return out;
 }
@@ -1219,15 +1227,7 @@ SmallVector<Value> DecodeKernelEmitter::loadActivationWords(Value firstChunk,
       out.push_back(byte);
       continue;
     }
-    Value values = vector::LoadOp::create(
-        b, loc, VectorType::get({8}, b.getBF16Type()), lhs,
-        ValueRange{srcRow, k0}, /*nontemporal=*/false, llvm::MaybeAlign(16));
-    Value words = vector::BitCastOp::create(
-        b, loc, VectorType::get({4}, b.getI32Type()), values);
-    for (int64_t e = 0; e < 4; ++e) {
-      Value x = vector::ExtractOp::create(b, loc, words, e);
-      out.push_back(valid ? select(valid, x, i32(0)) : x);
-    }
+    llvm::append_range(out, loadBF16Word4(srcRow, k0, valid));
   }
   return out;
 }
