@@ -319,9 +319,9 @@ private:
   SmallVector<Value, 4> loadCodeWords(Value codes, Value row, Value k0,
                                       Value valid);
   SmallVector<Value, 4> loadBF16Words(Value row, Value k0, Value valid);
-  /// Eight bf16 activations from (row, k0) as four i32 words (one 16-byte
-  /// load), zeros where `valid` (if given) is false.
-  SmallVector<Value, 4> loadBF16Word4(Value row, Value k0, Value valid);
+  /// 16 bytes of `memref` from `at` as four i32 words (one 16-byte load),
+  /// zeros where `valid` (if given) is false.
+  SmallVector<Value, 4> loadWords16(Value memref, ValueRange at, Value valid);
   SmallVector<Value, 2> loadScaleBytes(const QuantOperand &q, Value row,
                                        Value k0, Value valid);
   Value loadMacroFactor(const QuantOperand &q, Value row, Value chunk);
@@ -498,14 +498,21 @@ private:
 SmallVector<Value, 4> DecodeKernelEmitter::loadCodeWords(Value codes, Value row,
                                                          Value k0,
                                                          Value valid) {
-  // vector<16xi8> with 16-byte alignment, bitcast right away: NVPTX emits
-  // one ld.global.nc.v4.b32 (toolchain.md).
-  auto bytesType = VectorType::get({16}, b.getI8Type());
-  Value bytes = vector::LoadOp::create(
-      b, loc, bytesType, codes, ValueRange{row, div(k0, 2)},
-      /*nontemporal=*/false, llvm::MaybeAlign(16));
+  return loadWords16(codes, ValueRange{row, div(k0, 2)}, valid);
+}
+
+SmallVector<Value, 4> DecodeKernelEmitter::loadWords16(Value memref,
+                                                       ValueRange at,
+                                                       Value valid) {
+  // A 16-byte vector of the memref's elements at 16-byte alignment,
+  // bitcast right away: NVPTX emits one ld.global(.nc).v4.b32
+  // (toolchain.md).
+  Type element = cast<MemRefType>(memref.getType()).getElementType();
+  Value values = vector::LoadOp::create(
+      b, loc, VectorType::get({128 / element.getIntOrFloatBitWidth()}, element),
+      memref, at, /*nontemporal=*/false, llvm::MaybeAlign(16));
   Value words = vector::BitCastOp::create(
-      b, loc, VectorType::get({4}, b.getI32Type()), bytes);
+      b, loc, VectorType::get({4}, b.getI32Type()), values);
   SmallVector<Value, 4> out;
   for (int64_t i = 0; i < 4; ++i) {
     Value w = vector::ExtractOp::create(b, loc, words, i);
@@ -518,22 +525,7 @@ SmallVector<Value, 4> DecodeKernelEmitter::loadBF16Words(Value row, Value k0,
                                                          Value valid) {
   SmallVector<Value, 4> out;
   for (int64_t v = 0; v < 4; ++v)
-    llvm::append_range(out, loadBF16Word4(row, add(k0, 8 * v), valid));
-  return out;
-}
-
-SmallVector<Value, 4> DecodeKernelEmitter::loadBF16Word4(Value row, Value k0,
-                                                         Value valid) {
-  Value values = vector::LoadOp::create(
-      b, loc, VectorType::get({8}, b.getBF16Type()), lhs,
-      ValueRange{row, k0}, /*nontemporal=*/false, llvm::MaybeAlign(16));
-  Value words = vector::BitCastOp::create(
-      b, loc, VectorType::get({4}, b.getI32Type()), values);
-  SmallVector<Value, 4> out;
-  for (int64_t t = 0; t < 4; ++t) {
-    Value w = vector::ExtractOp::create(b, loc, words, t);
-    out.push_back(valid ? select(valid, w, i32(0)) : w);
-  }
+    llvm::append_range(out, loadWords16(lhs, ValueRange{row, add(k0, 8 * v)}, valid));
   return out;
 }
 
@@ -1227,7 +1219,7 @@ SmallVector<Value> DecodeKernelEmitter::loadActivationWords(Value firstChunk,
       out.push_back(byte);
       continue;
     }
-    llvm::append_range(out, loadBF16Word4(srcRow, k0, valid));
+    llvm::append_range(out, loadWords16(lhs, ValueRange{srcRow, k0}, valid));
   }
   return out;
 }
