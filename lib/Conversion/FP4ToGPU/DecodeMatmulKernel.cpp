@@ -370,10 +370,15 @@ private:
   void storeWeightTile(ArrayRef<ChunkLoads> chunks);
   void storeTileEntries(const ChunkLoads &loads, int64_t half,
                         Value rowWord, Value lc);
-  /// The weight-tile form's position of a tile row for this lane's unit in
-  /// atom pair `u`: (the row's first i32 word in the lane's atom, lc), so
-  /// that chunk 4 tig + v of the row is at word rowWord + 4 (lc ^ v).
-  std::pair<Value, Value> tileRow(Value row, int64_t u);
+  /// The weight-tile form's K order in a K-major 128-byte-swizzle buffer
+  /// of `rows`-row atoms starting at i32 word `base`: word v of unit
+  /// `unit` (0..3) of a chunk is its 16-byte chunk 4 unit + v, in atom
+  /// pair `pair`. Returns (the first i32 word of `row` in the unit's atom,
+  /// lc), so that the chunk of word v is at rowWord + 4 (lc ^ v); i32.
+  std::pair<Value, Value> tileRow(Value base, Value row, Value unit,
+                                  Value pair, int64_t rows);
+  /// The index of word v's 16-byte chunk (i32 words), v an i32.
+  Value tileChunk(Value rowWord, Value lc, Value v);
   SmallVector<Value> computeChunksTile(int64_t count, ValueRange acc);
   /// The accumulator of m64nNk16 is, per warp, the mma.sync C fragments of
   /// the N / 8 column tiles (WarpgroupMMA.h): parity 0 of row tile 0 of
@@ -383,10 +388,6 @@ private:
   /// The shared-window address (i64) of dynamic shared byte `byte` +
   /// `offset`.
   Value sharedAddress(Value byte, int64_t offset);
-  /// The position (i32 words from the slot's start) of 16-byte chunk
-  /// `j` (0..15) of `row` in atom pair `u` of a K-major 128-byte-swizzle
-  /// buffer of `rows`-row atoms: atom 2u + j / 8, chunk (j % 8) ^ (row % 8).
-  Value tileChunkWord(Value row, Value j, int64_t u, int64_t rows);
   /// bar.sync of this K warp's warp groups (barrier 1 + K warp, 128
   /// threads per warp group): the K warps run different trip counts.
   void warpGroupBarrier();
@@ -1283,16 +1284,17 @@ void DecodeKernelEmitter::stageActivations(Value firstChunk, int64_t count,
       for (int64_t p = 0; p < 4; ++p)
         pairs.push_back(lhsQ ? dequantPair(w[0], p, factor)
                              : buildBF16PairFromWords(b, loc, w, p));
-      // Chunk u of the group: atom pair u (count <= unroll atoms pairs).
-      Value at = add(slot, add(mul(u, 2 * atom),
-                               tileChunkWord(row, add(mul(unitTig, 4), word),
-                                             0, cfg.wgmmaN())));
+      // Chunk u of the group: atom pair u of the slot.
+      auto [rowWord, lc] = tileRow(slot, row, unitTig, u, cfg.wgmmaN());
       vector::StoreOp::create(
           b, loc,
           vector::FromElementsOp::create(
               b, loc, VectorType::get({4}, b.getI32Type()), pairs),
-          actSlots, ValueRange{at}, /*nontemporal=*/false,
-          llvm::MaybeAlign(16));
+          actSlots,
+          ValueRange{tileChunk(
+              rowWord, lc,
+              arith::IndexCastUIOp::create(b, loc, b.getI32Type(), word))},
+          /*nontemporal=*/false, llvm::MaybeAlign(16));
       continue;
     }
     for (int64_t p = 0; p < 4; ++p) {
@@ -1354,19 +1356,14 @@ void DecodeKernelEmitter::stageSumSlice(Value firstChunk, int64_t count) {
   NVVM::CpAsyncCommitGroupOp::create(b, loc);
 }
 
-Value DecodeKernelEmitter::tileChunkWord(Value row, Value j, int64_t u,
-                                         int64_t rows) {
-  Value atomIndex = add(div(j, 8), 2 * u);
-  Value swizzled = arith::XOrIOp::create(b, loc, rem(j, 8), rem(row, 8));
-  return add(mul(atomIndex, rows * 32), add(mul(row, 32), mul(swizzled, 4)));
-}
-
-std::pair<Value, Value> DecodeKernelEmitter::tileRow(Value row, int64_t u) {
-  // Row `row` of the K warp's tile, chunk 4 tig + v (v < 4) of this lane's
-  // unit: atom 2u + tig / 2, swizzled chunk ((4 tig + v) % 8) ^ (row % 8)
-  // = lc ^ v with lc = 4 (tig % 2) ^ (row % 8) (4 (tig % 2) and v occupy
-  // disjoint bits). In i32: the per-entry address is a handful of 32-bit
-  // operations instead of 64-bit index arithmetic.
+std::pair<Value, Value> DecodeKernelEmitter::tileRow(Value base, Value row,
+                                                     Value unit, Value pair,
+                                                     int64_t rows) {
+  // Chunk 4 unit + v (v < 4) of `row`: atom 2 pair + unit / 2, swizzled
+  // chunk ((4 unit + v) % 8) ^ (row % 8) = lc ^ v with lc =
+  // 4 (unit % 2) ^ (row % 8) (4 (unit % 2) and v occupy disjoint bits).
+  // In i32: a per-entry address is a handful of 32-bit operations instead
+  // of 64-bit index arithmetic.
   auto i32v = [&](Value index) {
     return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index)
         .getResult();
@@ -1377,17 +1374,23 @@ std::pair<Value, Value> DecodeKernelEmitter::tileRow(Value row, int64_t u) {
   auto muli = [&](Value x, int64_t y) {
     return arith::MulIOp::create(b, loc, x, i32(y)).getResult();
   };
-  Value tig32 = i32v(tig), row32 = i32v(row);
-  Value atomIndex =
-      addi(arith::ShRUIOp::create(b, loc, tig32, i32(1)), i32(2 * u));
-  Value rowWord =
-      addi(addi(muli(i32v(kWarp), cfg.tileElements() / 2),
-                muli(atomIndex, cfg.tileAtomElements() / 2)),
-           muli(row32, kWgmmaAtomRowBytes / 4));
+  Value unit32 = i32v(unit), row32 = i32v(row);
+  Value atomIndex = addi(arith::ShRUIOp::create(b, loc, unit32, i32(1)),
+                         muli(i32v(pair), 2));
+  Value rowWord = addi(addi(i32v(base), muli(atomIndex, rows * 32)),
+                       muli(row32, kWgmmaAtomRowBytes / 4));
   Value lc = arith::XOrIOp::create(
-      b, loc, muli(arith::AndIOp::create(b, loc, tig32, i32(1)), 4),
+      b, loc, muli(arith::AndIOp::create(b, loc, unit32, i32(1)), 4),
       arith::AndIOp::create(b, loc, row32, i32(7)));
   return {rowWord, lc};
+}
+
+Value DecodeKernelEmitter::tileChunk(Value rowWord, Value lc, Value v) {
+  Value chunk = arith::XOrIOp::create(b, loc, lc, v);
+  return arith::IndexCastUIOp::create(
+      b, loc, b.getIndexType(),
+      arith::AddIOp::create(b, loc, rowWord,
+                            arith::MulIOp::create(b, loc, chunk, i32(4))));
 }
 
 void DecodeKernelEmitter::storeWeightTile(ArrayRef<ChunkLoads> chunks) {
@@ -1403,7 +1406,9 @@ void DecodeKernelEmitter::storeWeightTile(ArrayRef<ChunkLoads> chunks) {
   for (auto [u, loads] : llvm::enumerate(chunks)) {
     for (int64_t half = 0; half < 2; ++half) {
       Value row = add(add(mul(rowWarp, 16), g), 8 * half);
-      auto [rowWord, lc] = tileRow(row, static_cast<int64_t>(u));
+      auto [rowWord, lc] = tileRow(mul(kWarp, cfg.tileElements() / 2), row,
+                                   tig, idx(static_cast<int64_t>(u)),
+                                   cfg.rowsPerCTA());
       SmallVector<SmallVector<Value, 2>> f =
           factors(weight, loads.weightScales[half]);
       for (int64_t v = 0; v < 4; ++v) {
@@ -1411,14 +1416,9 @@ void DecodeKernelEmitter::storeWeightTile(ArrayRef<ChunkLoads> chunks) {
         for (int64_t p = 0; p < 4; ++p)
           pairs.push_back(dequantPair(loads.weightWords[half][v], p,
                                       f[weight.scaleSlot(v)]));
-        Value chunk = arith::XOrIOp::create(b, loc, lc, i32(v));
-        Value at = arith::AddIOp::create(
-            b, loc, rowWord, arith::MulIOp::create(b, loc, chunk, i32(4)));
         vector::StoreOp::create(
             b, loc, vector::FromElementsOp::create(b, loc, v4, pairs),
-            weightTiles,
-            ValueRange{arith::IndexCastUIOp::create(b, loc,
-                                                    b.getIndexType(), at)},
+            weightTiles, ValueRange{tileChunk(rowWord, lc, i32(v))},
             /*nontemporal=*/false, llvm::MaybeAlign(16));
       }
       storeTileEntries(loads, half, rowWord, lc);
