@@ -50,14 +50,7 @@ DECODE_CHECKS = [W4A16_M16, W4A4_M16, "tail_m9_n200_k160",
 VARIANTS = [
     # The baseline of the same call: today's defaults.
     dict(name="main", options="",
-         # + the activation prep's shared read-back (session 16) at
-         # prefill sizes where its codes still fit.
-         check=ENTRY_CHECKS + DECODE_CHECKS +
-         ["recipe_rot_outl_resid_m130_n77_k224",
-          "recipe_residual_24_m130_n77_k224",
-          "recipe_rot_outl_resid_m40_n77_k224",
-          "recipe_rot_outl_act_resid_m130_n77_k224",
-          "recipe_outlier_k4_m8_n77_k2560"],
+         check=ENTRY_CHECKS + DECODE_CHECKS,
          bench=[W4A16_M16, W4A4_M16, "bench_plain_m16_n14336_k4096",
                 "bench_residual_24_m16_n14336_k4096", "mm_m1_n14336_k4096",
                 "w4a4_m1_n14336_k4096", "bench_plain_m1_n14336_k4096",
@@ -119,6 +112,21 @@ VARIANTS = [
          check=["recipe_rot_outl_resid_m16_n77_k224",
                 "recipe_outlier_k2_m16_n77_k224"],
          bench=ENTRY_BENCH[:2]),
+    # The activation prep reading its codes and scales back from shared
+    # copies (prep-readback=shared, session 16): the default if no recipe
+    # row gets slower; checked at decode and small prefill sizes (where
+    # its codes fit the 40 KB it stages).
+    dict(name="prep_shared", options="prep-readback=shared",
+         check=ENTRY_CHECKS +
+         ["recipe_rot_outl_resid_m130_n77_k224",
+          "recipe_residual_24_m130_n77_k224",
+          "recipe_rot_outl_resid_m40_n77_k224",
+          "recipe_rot_outl_act_resid_m130_n77_k224",
+          "recipe_outlier_k4_m8_n77_k2560"],
+         bench=["bench_full_m1_n14336_k4096",
+                "bench_outlier_k2_m1_n14336_k4096",
+                "bench_residual_24_m16_n14336_k4096",
+                "bench_full_m16_n14336_k4096"]),
     # M = 1: the mma.sync form pipelined one group ahead, with the decode
     # tail form (its loop carries no outlier entries, so prefetch costs
     # only the weight words' registers; measured slower with the loop

@@ -155,11 +155,15 @@ CASES = [
 TAIL_CASES = [c for c in CASES if c[4] and c[0] * c[6] * 4 <= 32 * 1024]
 
 
+# prep-readback: the prep reads its codes and scales back from its global
+# outputs (the default) or from the shared copies it writes alongside
+# (they fit at every size here); the outputs are bit-identical.
+@pytest.mark.parametrize("readback", ["global", "shared"])
 @pytest.mark.parametrize(
     "m,rotate,split,residual,weight_outliers,rotated,k,tail",
     [c + (False,) for c in CASES] + [c + (True,) for c in TAIL_CASES])
 def test_activation_prep(m, rotate, split, residual, weight_outliers, rotated,
-                         k, tail):
+                         k, tail, readback):
     n = 77 if tail else 37
     rng = np.random.default_rng(300 + m)
     x = ref.round_to_bf16(rng.standard_normal((m, k)).astype(np.float32))
@@ -192,7 +196,14 @@ def test_activation_prep(m, rotate, split, residual, weight_outliers, rotated,
     kernels, manifest = compile_op(
         recipe_mlir(m, n, k, rotate, split, residual, weight_outliers, rotated,
                     return_parts=return_parts),
-        options="decode-outliers=" + ("tail" if tail else "loop"))
+        options="decode-outliers=" + ("tail" if tail else "loop") +
+        " prep-readback=" + readback)
+    prep = [l for l in manifest if l["name"].startswith("fp4_activation_prep")]
+    # Shared copies (workgroup memrefs of the codes' and scales' shapes)
+    # or none.
+    shared = [t for _, t in kernels[prep[0]["name"]].regions[0][0]
+              if "address_space<workgroup>" in t]
+    assert len(shared) == (2 if readback == "shared" else 0), shared
     stems = [l["name"].rsplit("_", 1)[0] for l in manifest]
     if tail:
         decode = [l for l in manifest
@@ -361,9 +372,13 @@ GROUPED_CASES = [
     [c + ("sm_90", "sparse") for c in PREFILL_CASES] +
     [c + ("sm_90a", "sparse") for c in GROUPED_CASES] +
     [(40, 37, 128, True, True, True, "sm_90a", "sparse")] +
-    [c + ("sm_90a", "rows") for c in GROUPED_CASES])
+    [c + ("sm_90a", "rows") for c in GROUPED_CASES] +
+    # The prep's shared read-back at prefill sizes (136 x 224: 15 KB of
+    # codes, within the 40 KB it stages).
+    [GROUPED_CASES[0] + ("sm_90a", "rows shared")])
 def test_prefill_residual(m, n, k, rotate, split, weight_outliers, chip,
                           form):
+    form, _, readback = form.partition(" ")
     grouped = form == "rows"
     # The wgmma form takes whole 64-row warp groups: M = 64, or the 128-row
     # tile from 65 rows on (M = 40's 48-row tile keeps mma.sync).
@@ -393,7 +408,8 @@ def test_prefill_residual(m, n, k, rotate, split, weight_outliers, chip,
     kernels, manifest = compile_op(recipe_mlir(
         m, n, k, rotate, split, True, weight_outliers,
         weight_split=weight_outliers, return_parts=return_parts), chip=chip,
-        options=f"prefill-residual={form}")
+        options=f"prefill-residual={form} prep-readback="
+        f"{readback or 'global'}")
     launches = prep_and_matmul(manifest)
     prep, matmul = launches
     entries = "_entries" if weight_outliers else ""

@@ -27,9 +27,9 @@
 //  * dequantized values: after a barrier (the scale byte of a block is
 //    stored by its first lane), the scheme's buildGPUDequantizeChunk reads
 //    the codes and scales back, the dequantizer every other kernel uses
-//    (from shared copies where they fit, stageComponents: a shared-memory
-//    round trip instead of an L2 one; each thread then copies its chunk
-//    of them to the global outputs);
+//    (with prep-readback=shared from shared copies where they fit,
+//    stageComponents: a shared-memory round trip instead of an L2 one;
+//    each thread then copies its chunk of them to the global outputs);
 //  * residual r = residualValue(rest, deq), selected as above;
 //  * the stacked rows: the stacker's f32 sums (dense part, then each
 //    sparse slot whose column is the element's, in slot order, starting
@@ -485,7 +485,8 @@ QuantizeKernelSpec ActivationPrepKernelSpec::quantizeSpec() const {
 }
 
 /// The components the block algorithm writes and the dequantizer reads
-/// back: a shared-memory copy of each rank-2 [R, K / d] component (d
+/// back: with ActivationPrepKernelSpec::sharedReadback, a shared-memory
+/// copy of each rank-2 [R, K / d] component (d
 /// dividing K and either dividing the chunk `e` or a multiple of it: the
 /// codes, the scale bytes, macro factors) while they fit in
 /// kPrepStagedBytes, else the global output itself. `divisors` gets d per
@@ -500,6 +501,8 @@ stageComponents(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
   constexpr int64_t kPrepStagedBytes = 40 * 1024;
   SmallVector<Value> out(components.begin(), components.end());
   divisors.assign(components.size(), 0);
+  if (!spec.sharedReadback)
+    return out;
   int64_t bytes = 0;
   for (auto [i, component] : llvm::enumerate(components)) {
     auto type = cast<MemRefType>(component.getType());

@@ -211,6 +211,10 @@ struct ActivationPrepKernelSpec {
   /// compressed forms), which saves their bytes (24 MB of the prep's
   /// ~114 MB at 4096 x 4096).
   bool storeSplit = true, storeResidual = true;
+  /// Whether the quantized codes and scales are read back from shared
+  /// copies where they fit (prep-readback=shared) instead of from the
+  /// global outputs.
+  bool sharedReadback = false;
   SmallVector<KernelArg> args;
 
   /// The quantize kernel's view of the rotation and quantization.

@@ -1113,6 +1113,8 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
                        bool compressedResidual) const {
     Location loc = end.getLoc();
     ActivationPrepKernelSpec spec = prep.spec;
+    spec.sharedReadback =
+        hooks.options.prepReadback == GPUPrepReadback::Shared;
     spec.outputGroups = stack.outputGroups;
     spec.transposedSum = stack.transposedSum;
     spec.compressedResidual = compressedResidual;

@@ -10,6 +10,10 @@
 // RUN: FileCheck %s --check-prefix=PTX < %t/fp4_kernels.ptx
 // RUN: FileCheck %s --check-prefix=EXACT < %t/fp4_kernels.ptx
 // RUN: %ptxas -arch=sm_90 -v %t/fp4_kernels.ptx -o /dev/null 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: rm -rf %t.shared && fp4-opt %S/corrections.mlir -fp4-pipeline-nvvm="chip=sm_90 decode-max-m=16 decode-outliers=loop prep-readback=shared format=isa export-dir=%t.shared" -o /dev/null
+// RUN: FileCheck %s --check-prefix=SHARED < %t.shared/fp4_kernels.ptx
+// RUN: FileCheck %s --check-prefix=EXACT < %t.shared/fp4_kernels.ptx
+// RUN: %ptxas -arch=sm_90 -v %t.shared/fp4_kernels.ptx -o /dev/null 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: rm -rf %t.terms && fp4-opt %S/corrections-terms.mlir -fp4-pipeline-nvvm="chip=sm_90 format=isa export-dir=%t.terms" -o /dev/null
 // RUN: FileCheck %s --check-prefix=TERMS < %t.terms/fp4_kernels.ptx
 // RUN: FileCheck %s --check-prefix=EXACT < %t.terms/fp4_kernels.ptx
@@ -89,21 +93,30 @@
 // PTX: cvt.rn.bf16.f32
 // PTX: st.global.b16
 // The activation prep: x in 16-byte read-only loads, the cross-lane
-// butterflies, amax and top-k by shfl.sync.bfly, the codes and scales into
-// shared copies (they fit at this size), one CTA barrier, then each thread
-// copies its codes to the global output with one 4-byte store and reads
-// the codes and scales back from shared memory (not an L2 round trip),
-// bf16 rows stored as packed pairs.
+// butterflies, amax and top-k by shfl.sync.bfly, one CTA barrier, then the
+// codes and scales it stored read back through the coherent path (plain
+// ld.global: written by this kernel), bf16 rows stored as packed pairs.
 // PTX-LABEL: .entry fp4_activation_prep_9(
 // PTX: ld.global.nc.v4.b32
 // PTX: shfl.sync.bfly.b32
-// PTX: st.shared.b8
 // PTX: bar.sync 0;
-// PTX: ld.shared
-// PTX: st.global.b32
-// PTX-NOT: ld.global.b8
+// PTX: ld.global.b8
 // PTX: cvt.rn.bf16x2.f32
 // PTX: st.global.v4.b32
+// With prep-readback=shared the codes and scales go to shared copies (they
+// fit at this size), one CTA barrier, then each thread copies its codes to
+// the global output with one 4-byte store and reads the codes and scales
+// back from shared memory (not an L2 round trip); no spill either.
+// SHARED-LABEL: .entry fp4_activation_prep_9(
+// SHARED: shfl.sync.bfly.b32
+// SHARED: st.shared.b32
+// SHARED: st.shared.b8
+// SHARED: bar.sync 0;
+// SHARED: ld.shared
+// SHARED: st.global.b32
+// SHARED-NOT: ld.global.b8
+// SHARED: cvt.rn.bf16x2.f32
+// SHARED: st.global.v4.b32
 // PTX-LABEL: .entry fp4_matmul_10(
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX-LABEL: .entry fp4_split_channels_11(

@@ -15,8 +15,9 @@
 //
 // An option that is not given leaves the selection's choice (the printed
 // defaults are #fp4.gpu_config's and the chip table's for sm_90); the
-// enum-valued ones (chip, decode-outliers, prefill-dequant, prefill-mma,
-// prefill-residual and the image `format` of GPUImageFormatOption) are
+// enum-valued ones (chip, decode-outliers, decode-mma, prefill-dequant,
+// prefill-mma, prefill-residual, prep-readback and the image `format` of
+// GPUImageFormatOption) are
 // llvm::cl enums, so a bad value fails at option parsing with the list of
 // valid ones.
 //
@@ -69,6 +70,19 @@ inline llvm::raw_ostream &operator<<(llvm::raw_ostream &os,
   return os;
 }
 
+/// Where a fused chain's activation prep reads its quantized codes and
+/// scales back after the barrier (to dequantize them for the residual and
+/// the stacked rows): from its global outputs (an L2 round trip), or from
+/// shared copies it writes alongside where they fit (ActivationPrepKernel.
+/// cpp, stageComponents). Not given: global (shared has not run on the
+/// hardware yet).
+enum class GPUPrepReadback { Global, Shared };
+
+inline llvm::raw_ostream &operator<<(llvm::raw_ostream &os,
+                                     GPUPrepReadback form) {
+  return os << (form == GPUPrepReadback::Global ? "global" : "shared");
+}
+
 /// Explicit kernel choices, each overriding the selection where set.
 struct GPUConfigOverrides {
   std::optional<int64_t> decodeMaxM;
@@ -81,6 +95,7 @@ struct GPUConfigOverrides {
   std::optional<GPUPrefillDequant> prefillDequant;
   std::optional<GPUPrefillMMA> prefillMMA;
   std::optional<GPUPrefillResidual> prefillResidual;
+  std::optional<GPUPrepReadback> prepReadback;
   std::optional<int64_t> elementwiseThreads;
 };
 
@@ -271,6 +286,19 @@ struct GPUConfigOptionSet {
                 clEnumValN(GPUPrefillResidual::Rows, "rows",
                            "a densified row group of the stacked lhs (on "
                            "the wgmma form in the same accumulators)"))),
+        prepReadback(
+            owner, "prep-readback",
+            llvm::cl::desc("Correction chains: where the activation prep "
+                           "reads its quantized codes and scales back "
+                           "(default: global)"),
+            llvm::cl::init(GPUPrepReadback::Global),
+            llvm::cl::values(
+                clEnumValN(GPUPrepReadback::Global, "global",
+                           "its global outputs, after the CTA barrier (an "
+                           "L2 round trip)"),
+                clEnumValN(GPUPrepReadback::Shared, "shared",
+                           "shared copies written alongside, where they "
+                           "fit (40 KB: decode sizes)"))),
         elementwiseThreads(
             owner, "elementwise-threads",
             llvm::cl::desc("Quantize/dequantize: threads per "
@@ -326,6 +354,7 @@ struct GPUConfigOptionSet {
     fn(set.prefillDequant, o.prefillDequant);
     fn(set.prefillMMA, o.prefillMMA);
     fn(set.prefillResidual, o.prefillResidual);
+    fn(set.prepReadback, o.prepReadback);
     fn(set.elementwiseThreads, o.elementwiseThreads);
   }
 
@@ -341,6 +370,7 @@ struct GPUConfigOptionSet {
   EnumOpt<GPUPrefillDequant> prefillDequant;
   EnumOpt<GPUPrefillMMA> prefillMMA;
   EnumOpt<GPUPrefillResidual> prefillResidual;
+  EnumOpt<GPUPrepReadback> prepReadback;
   Opt<int64_t> elementwiseThreads;
 };
 
