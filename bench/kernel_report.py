@@ -2,7 +2,8 @@
 """Static report of recipe bench kernels (no GPU): compiles the
 bench/gpu_recipes.py bench cases whose names contain one of the given
 substrings for a chip with extra pipeline options, assembles them with
-ptxas -v and prints, per kernel: variant, registers, spills, shared memory
+ptxas -v and prints, per kernel: variant, registers, spills, shared memory,
+the PTX instructions of its main loop's body (one iteration; 0: no loop)
 and, where cuobjdump is found, the function's static SASS instruction
 count (for the loop-free prep and quantize kernels, the instructions each
 thread issues: the counts behind docs/Performance.md's session-13 table;
@@ -48,6 +49,31 @@ def sass_counts(cubin, cuobjdump):
     return out
 
 
+def ptx_loop_counts(ptx):
+    """{entry: PTX instructions of its largest loop body} (the longest
+    span between a label and a backward branch to it: a decode or prefill
+    kernel's main loop), 0 for a loop-free kernel."""
+    out = {}
+    # Split at the entries (a body's inline-asm blocks have lines "}" too).
+    parts = re.split(r"\.entry (\w+)\(", open(ptx).read())
+    for name, body in zip(parts[1::2], parts[2::2]):
+        lines = [l.strip() for l in body.split("\n")]
+        labels, best = {}, (0, 0)
+        for i, line in enumerate(lines):
+            m = re.match(r"^(\$L__BB\d+_\d+):", line)
+            if m:
+                labels[m.group(1)] = i
+            m = re.search(r"bra(?:\.uni)?\s+(\$L__BB\d+_\d+);", line)
+            if m and labels.get(m.group(1), i) < i:
+                best = max(best, (i - labels[m.group(1)], labels[m.group(1)]),
+                           key=lambda b: b[0])
+        length, start = best
+        out[name] = sum(1 for l in lines[start:start + length + 1]
+                        if l and not l.startswith(("//", ".", "{", "}"))
+                        and not l.endswith(":"))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("cases", nargs="+", help="substrings of bench case names")
@@ -67,6 +93,7 @@ def main():
         ptx = os.path.join(d, "fp4_kernels.ptx")
         regs = {f: (r, sp, sm) for f, r, sp, sm in
                 ptxas_report(ptx, args.ptxas, args.chip)}
+        loops = ptx_loop_counts(ptx)
         sass = {}
         if args.cuobjdump:
             cubin = os.path.join(d, "fp4_kernels.cubin")
@@ -77,7 +104,8 @@ def main():
             r, spill, smem = regs.get(k["name"], (-1, "?", 0))
             count = sass.get(k["name"], (None,))[0]
             print(f"{case['name']:40s} {k['variant']:50s} regs {r:3d} "
-                  f"spill {spill:5s} smem {smem + k['shared_bytes']:6d}"
+                  f"spill {spill:5s} smem {smem + k['shared_bytes']:6d} "
+                  f"loop PTX {loops.get(k['name'], 0):4d}"
                   + (f" SASS {count}" if count is not None else ""))
     if not args.keep:
         shutil.rmtree(work)
