@@ -109,9 +109,15 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
     product (not provably disjoint from the quantized weight, or not taken
     by the prefill kernel's configuration), or a decode-sized chain whose
     fused plan the decode kernel declines (asked before anything is built),
-    gets a remark saying why at its first product. A decode-sized chain with correction terms from the
-    chip's `correctionPrefillMinM` rows (9) runs on the prefill kernel's
-    medium class when that kernel takes it, unless `decode-max-m` is given.
+    gets a remark saying why at its first product. A decode-sized chain
+    with correction terms from the chip's `correctionPrefillMinM` rows (9)
+    runs on the prefill kernel's medium class when that kernel takes it,
+    unless `decode-max-m` is given, or unless its stacked rows run on the
+    decode kernel's warp-group form (sm_90a): chains without weight
+    outliers by default, those with them under `decode-mma=wgmma`, and
+    those whose weight outliers are proven to sit on +-0 weights under
+    `decode-outliers=tile` (written into that form's shared weight tile;
+    an unproven chain keeps the default plan, with a remark).
     At prefill sizes on the wgmma form all of a chain's activation row
     groups (the 2:4 residual densified) go into one product's accumulators;
     otherwise (or with `prefill-residual=sparse`) a chain's 2:4 activation
