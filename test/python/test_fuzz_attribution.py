@@ -54,6 +54,47 @@ def test_crash_outside_the_parser_is_a_finding():
     assert not libfuzzer_run.crash_in_upstream_parser(asan_log(frames))
 
 
+# The shape of the CI finding of 2026-12-05: linalg.dot's parser reaching
+# report_fatal_error (an abort, so the stack starts with the sanitizer's,
+# libFuzzer's and libc's handler frames).
+HANDLER = [
+    ("__sanitizer_print_stack_trace", OURS),
+    ("fuzzer::PrintStackTrace() crtstuff.c", ""),
+    ("fuzzer::Fuzzer::CrashCallback() crtstuff.c", ""),
+    (None, "(/lib/x86_64-linux-gnu/libc.so.6+0x{:x}) (BuildId: 93ac61ec)"),
+    ("__pthread_kill_implementation nptl/pthread_kill.c:43:17", ""),
+    ("raise signal/../sysdeps/posix/raise.c:26:13", ""),
+    ("abort stdlib/abort.c:79:7", ""),
+]
+FATAL_IN_PARSER = HANDLER + [
+    ("llvm::report_fatal_error(llvm::Twine const&, bool)",
+     "(/usr/lib/llvm-22/lib/libLLVM.so.22.1+0x{:x})"),
+    ("mlir::NamedAttrList::NamedAttrList(mlir::DictionaryAttr)", MLIR),
+    ("mlir::linalg::DotOp::parse(mlir::OpAsmParser&, mlir::OperationState&)", MLIR),
+] + UPSTREAM_PARSER[3:]
+
+
+def test_abort_in_upstream_parser_is_upstream():
+    assert libfuzzer_run.crash_in_upstream_parser(asan_log(FATAL_IN_PARSER))
+
+
+def test_abort_with_fp4_frame_is_a_finding():
+    frames = list(FATAL_IN_PARSER)
+    i = len(HANDLER) + 1
+    frames[i] = ("mlir::fp4::NVFP4Attr::parse(mlir::AsmParser&, mlir::Type) "
+                 "lib/Dialect/FP4/IR/NVFP4Attr.cpp:40:3", OURS)
+    assert not libfuzzer_run.crash_in_upstream_parser(asan_log(frames))
+
+
+def test_abort_in_the_harness_is_a_finding():
+    # fp4fuzz::fail aborts from the harness itself: nothing above it.
+    frames = HANDLER + [
+        ("fp4fuzz::fail(char const*, std::string const&, std::string const&)",
+         OURS),
+        ("LLVMFuzzerTestOneInput tools/fp4-fuzz/libfuzzer/OpParserFuzzer.cpp:44:7", "")]
+    assert not libfuzzer_run.crash_in_upstream_parser(asan_log(frames))
+
+
 def test_no_stack_is_a_finding():
     assert not libfuzzer_run.crash_in_upstream_parser("==1==ERROR: LeakSanitizer")
 

@@ -71,9 +71,19 @@ def stock_crashes(mlir_opt, text):
     return False
 
 
+# Frames of the crash handler itself, on top of the stack when the crash is
+# an abort (LLVM ERROR, report_fatal_error, an assertion) rather than a
+# sanitizer report: the sanitizer runtime printing the stack, libFuzzer's
+# deadly-signal callback, libc's raise/abort. They say nothing about where
+# the bug is, so they are skipped before the frames are attributed.
+_HANDLER_FRAME = re.compile(r"__sanitizer_|\bfuzzer::|crtstuff\.c|"
+                            r"/libc\.so|\bnptl/|\bsignal/|\bstdlib/abort\.c")
+
+
 def crash_in_upstream_parser(log):
     """Whether the sanitizer's stack shows the crash inside the parser with
-    only upstream frames above the harness's parse call."""
+    only upstream frames above the harness's parse call (after the crash
+    handler's own frames)."""
     frames = re.findall(r"^\s*#(\d+) 0x[0-9a-f]+ in (.*)$|"
                         r"^\s*#(\d+) 0x[0-9a-f]+ +\((.*)\)", log, re.M)
     stack = []
@@ -82,6 +92,9 @@ def crash_in_upstream_parser(log):
         if number == 0 and stack:
             break  # only the first (crashing) stack
         stack.append(b or d)
+    while stack and _HANDLER_FRAME.search(stack[0]) and \
+            "LLVMFuzzerTestOneInput" not in stack[0]:
+        stack.pop(0)
     for i, frame in enumerate(stack):
         if "LLVMFuzzerTestOneInput" in frame or "parseSourceString<" in frame:
             above = stack[:i]
