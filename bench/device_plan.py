@@ -2,7 +2,8 @@
 """The next device call, prepared and kept in the repository: kernel
 variants that have not run on the GPU yet, each checked (gpu_check) and
 timed (gpu_bench, two repetitions, no peers) in one call, next to the main
-build's same rows. Benchmarks, not tests.
+build's same rows, after the decode products' measured bytes floor
+(bench/stream_floor.py). Benchmarks, not tests.
 
     python3 bench/device_plan.py build [--out .dev/plan]   # here (needs fp4-opt)
     python3 bench/device_plan.py run [--kernels .dev/plan] # on the GPU machine
@@ -175,6 +176,11 @@ def run(kernels, reps, names):
                         "/tmp/fp4lib"], check=True, stdout=subprocess.DEVNULL)
         os.environ["FP4_REFERENCE_LIB"] = "/tmp/fp4lib/libFP4Reference.so"
     os.environ["PYTHONUNBUFFERED"] = "1"
+    # The decode products' bytes floor on the same GPU (bench/stream_floor.py,
+    # $OUT/stream_floor.json): what the recipe-over-plain ratios compare with.
+    subprocess.run([sys.executable, os.path.join(HERE, "stream_floor.py"),
+                    "--json", os.path.join(out, "stream_floor.json")],
+                   check=False)
     failed = []
     for v in selected(names):
         d = os.path.join(kernels, v["name"])
