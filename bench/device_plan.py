@@ -139,6 +139,31 @@ VARIANTS = [
          bench=["mm_m1_n14336_k4096", "w4a4_m1_n14336_k4096",
                 "bench_plain_m1_n14336_k4096", "bench_full_m1_n14336_k4096",
                 "bench_outlier_k2_m1_n14336_k4096"]),
+    # Programmatic dependent launch (fp4-gpu-dependent-launch, session
+    # 17): each kernel may start while the one before it finishes, its
+    # weight prefetched into L2 meanwhile; at M = 1 the activation prep's
+    # (quantizer's) latency overlaps the product's weight stream. The
+    # default if faster at both decode sizes for plain and the recipes;
+    # pdl_nopf separates the overlap from the prefetch. gpu_check launches
+    # them the same way (fp4.gpu.load), so it checks the waits too.
+    dict(name="pdl", options="dependent-launch=true",
+         check=["recipe_rot_outl_resid_m1_n200_k512",
+                "recipe_outlier_k2_m1_n200_k1024",
+                "recipe_rot_outl_resid_m16_n77_k224",
+                "recipe_rot_outl_resid_m130_n77_k224",
+                "tail_m3_n37_k96", "tail_w4a4_m5_n45_k352", W4A4_M16],
+         bench=["mm_m1_n14336_k4096", "w4a4_m1_n14336_k4096",
+                "bench_plain_m1_n14336_k4096", "bench_full_m1_n14336_k4096",
+                "bench_outlier_k2_m1_n14336_k4096",
+                "bench_residual_24_m16_n14336_k4096",
+                "bench_plain_m16_n14336_k4096",
+                "bench_full_m16_n14336_k4096"]),
+    dict(name="pdl_nopf",
+         options="dependent-launch=true dependent-prefetch-bytes=0",
+         check=["recipe_rot_outl_resid_m1_n200_k512", "tail_w4a4_m5_n45_k352"],
+         bench=["bench_plain_m1_n14336_k4096", "bench_full_m1_n14336_k4096",
+                "bench_plain_m16_n14336_k4096",
+                "bench_full_m16_n14336_k4096"]),
     # Three K warp groups on the wgmma form (session 15, call 3: W4A16
     # 16 x 14336 x 4096 22.8 us against 26.2 with two, not checked then):
     # the default for bf16 activations up to 16 rows if it passes and
@@ -187,6 +212,11 @@ def run(kernels, reps, names):
         print(f"== {v['name']} ({v['options'] or 'defaults'})", flush=True)
         r = subprocess.run([sys.executable, os.path.join(HERE, "gpu_check.py"),
                             "--kernels", d, "--only"] + v["check"])
+        if r.returncode == 0 and "dependent-launch=true" in v["options"]:
+            # The dependent launches against plain ones, bit for bit.
+            r = subprocess.run([sys.executable,
+                                os.path.join(HERE, "pdl_check.py"),
+                                "--kernels", d])
         if r.returncode:
             failed.append(v["name"])
             print(f"== {v['name']}: gpu_check failed, not timed", flush=True)

@@ -43,6 +43,11 @@ void mlir::fp4::buildFP4NVVMPipeline(OpPassManager &pm,
   GPUSelectionOptions selection = options.gpuOptions.getSelection();
   const ChipDescription &chip = selection.getChip();
   pm.addPass(createConvertFP4ToGPUPass(ConvertFP4ToGPUOptions(), selection));
+  if (options.dependentLaunch) {
+    FP4GPUDependentLaunchOptions dependent;
+    dependent.prefetchBytes = options.dependentPrefetchBytes;
+    pm.addPass(createFP4GPUDependentLaunch(dependent));
+  }
 
   // Host: identical to fp4-pipeline-cpu up to loops.
   FP4CPUPipelineOptions host;

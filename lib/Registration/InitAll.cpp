@@ -36,6 +36,7 @@ void mlir::fp4::registerAllPasses() {
   registerFP4ExportGPUKernels();
   registerFP4CheckCUDAToolkit();
   registerFP4MaterializeGPULaunches();
+  registerFP4GPUDependentLaunch();
   registerFP4ReproducibleOutput();
   registerFP4ContractionLoopOrder();
   registerFP4ContractionToRuntimeCall();

@@ -81,6 +81,8 @@ _SIGNATURES = {
     "cuLaunchKernel": (["cuLaunchKernel"],
                        [_vp, _uint, _uint, _uint, _uint, _uint, _uint, _uint,
                         _vp, _p(_vp), _p(_vp)]),
+    "cuLaunchKernelEx": (["cuLaunchKernelEx"],
+                         [_vp, _vp, _p(_vp), _p(_vp)]),
     "cuStreamCreate": (["cuStreamCreate"], [_p(_vp), _uint]),
     "cuStreamDestroy": (["cuStreamDestroy_v2", "cuStreamDestroy"], [_vp]),
     "cuStreamSynchronize": (["cuStreamSynchronize"], [_vp]),
@@ -98,6 +100,29 @@ _SIGNATURES = {
     "cuMemsetD8": (["cuMemsetD8_v2"], [_u64, _c.c_ubyte, _c.c_size_t]),
     "cuMemsetD32": (["cuMemsetD32_v2"], [_u64, _uint, _c.c_size_t]),
 }
+
+
+# cuLaunchKernelEx's config (cuda.h, CUDA 12+): a programmatic dependent
+# launch sets one attribute, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_
+# SERIALIZATION, whose value (an int) is the first member of a 64-byte,
+# 8-byte-aligned union after the 4-byte id and its padding.
+CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6
+
+
+class _LaunchAttribute(_c.Structure):
+    _fields_ = [("id", _c.c_int), ("pad", _c.c_char * 4),
+                ("value", _c.c_int), ("value_pad", _c.c_char * 60)]
+
+
+class _LaunchConfig(_c.Structure):
+    _fields_ = [("gridDimX", _uint), ("gridDimY", _uint), ("gridDimZ", _uint),
+                ("blockDimX", _uint), ("blockDimY", _uint),
+                ("blockDimZ", _uint), ("sharedMemBytes", _uint),
+                ("hStream", _vp), ("attrs", _p(_LaunchAttribute)),
+                ("numAttrs", _uint)]
+
+
+assert _c.sizeof(_LaunchAttribute) == 72 and _c.sizeof(_LaunchConfig) == 56
 
 
 class CudaError(RuntimeError):
@@ -406,10 +431,16 @@ class Function:
             f"{nbytes})")
         self._max_dynamic_shared = int(nbytes)
 
-    def launch(self, grid, block, args=(), shared_bytes=0, stream=None):
+    def launch(self, grid, block, args=(), shared_bytes=0, stream=None,
+               dependent=False):
         """Launches on `stream` (see stream_handle). args: device pointers
         (int, DeviceBuffer, torch tensor, cupy array) or ctypes scalars
-        (ctypes.c_int32(n) for an int32 parameter)."""
+        (ctypes.c_int32(n) for an int32 parameter). `dependent`: a
+        programmatic dependent launch (cuLaunchKernelEx with programmatic
+        stream serialization; sm_90+): the kernel may start before the
+        previous launch of the stream has finished, so it must wait for it
+        (griddepcontrol.wait) before reading what that launch writes, as
+        fp4-gpu-dependent-launch's kernels do."""
         grid = tuple(grid) + (1,) * (3 - len(grid))
         block = tuple(block) + (1,) * (3 - len(block))
         # The 48 KiB default covers static and dynamic shared memory
@@ -424,6 +455,18 @@ class Function:
         params = (_vp * max(1, len(storage)))(
             *[_c.addressof(s) for s in storage])
         _activate()
+        if dependent:
+            attribute = _LaunchAttribute(
+                id=CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+                value=1)
+            config = _LaunchConfig(*grid, *block, int(shared_bytes),
+                                   stream_handle(stream),
+                                   _c.pointer(attribute), 1)
+            driver().check(driver().cuLaunchKernelEx(
+                _c.byref(config), self.handle, params, None),
+                f"cuLaunchKernelEx({self.name}, grid={grid}, block={block}, "
+                f"shared={shared_bytes}, programmatic stream serialization)")
+            return
         driver().check(driver().cuLaunchKernel(
             self.handle, *grid, *block, int(shared_bytes),
             stream_handle(stream), params, None),

@@ -20,6 +20,9 @@ operand expanded to its components, then the results):
       "args": [{"name": "lhs", "dtype": "bfloat16", "shape": [16, 4096]},
                ...]}]}
 
+(with "dependent": true on kernels of fp4-gpu-dependent-launch, launched as
+programmatic dependent launches).
+
 A Kernel checks its arguments against the manifest before launching (count,
 dtype, shape, contiguity, device memory) and raises ValueError naming the
 kernel and the argument. Arguments may be torch tensors, objects with
@@ -166,6 +169,9 @@ def _check_kernel_entry(entry, index, directory):
     if not isinstance(shared, int) or isinstance(shared, bool) or shared < 0:
         _fail(where, f"'shared_bytes' must be a non-negative integer, "
               f"got {shared!r}")
+    if not isinstance(entry.get("dependent", False), bool):
+        _fail(where, f"'dependent' must be true or false, "
+              f"got {entry['dependent']!r}")
     image = entry["image"]
     if not isinstance(image, str) or os.path.basename(image) != image:
         _fail(where, f"'image' must be a file name in the directory, "
@@ -297,7 +303,8 @@ class CudaLauncher:
     def launch(self, kernel, pointers, stream=None, device=None):
         function = self.function(kernel, device)
         function.launch(kernel.grid, kernel.block, pointers,
-                        shared_bytes=kernel.shared_bytes, stream=stream)
+                        shared_bytes=kernel.shared_bytes, stream=stream,
+                        dependent=kernel.dependent)
 
 
 class Kernel:
@@ -310,6 +317,9 @@ class Kernel:
         self.grid = tuple(spec["grid"])
         self.block = tuple(spec["block"])
         self.shared_bytes = int(spec.get("shared_bytes", 0))
+        # fp4-gpu-dependent-launch's kernels: launched with a programmatic
+        # dependency on the previous launch of the stream.
+        self.dependent = bool(spec.get("dependent", False))
         self._launcher = launcher
 
     @property

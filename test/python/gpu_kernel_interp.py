@@ -237,7 +237,7 @@ def parse_manifest(text):
         r'<@\w+::@(\w+), variant = "([^"]*)", '
         r'grid = \[(\d+), (\d+), (\d+)\], '
         r'block = \[(\d+), \d+, \d+\], shared_bytes = (\d+), '
-        r'args = \[([^\]]*)\]>')
+        r'args = \[([^\]]*)\](?:, dependent = (?:true|false))?>')
     buffer_pat = re.compile(r'"([\w.]+)" : memref<(?:([\dx]+)x)?(\w+)>')
     plans = list(plan_pat.finditer(line))
     out = []
@@ -454,6 +454,41 @@ class Launch:
             elif name == "gpu.thread_id":
                 assert "dim x" in op.props, "1-D blocks only"
                 self.set(op, [self.gid % np.uint64(self.block)])
+            elif name == "gpu.grid_dim":
+                dim = re.search(r"dim ([xyz])", op.props).group(1)
+                self.set(op, [np.full(self.n, self.grid_dims["xyz".index(dim)],
+                                      np.uint64)])
+            elif name == "nvvm.griddepcontrol":
+                # fp4-gpu-dependent-launch: one launch at a time, nothing
+                # to wait for.
+                pass
+            elif name == "memref.extract_aligned_pointer_as_index":
+                # Only fp4-gpu-dependent-launch's prefetch addresses use
+                # it: buffer i at (i + 1) << 40, so that nvvm.prefetch can
+                # check that each address lies inside its buffer.
+                buf = ins[0]
+                if not hasattr(self, "bases"):
+                    self.bases = []
+                if not any(b is buf for b in self.bases):
+                    self.bases.append(buf)
+                i = next(j for j, b in enumerate(self.bases) if b is buf)
+                self.set(op, [np.full(self.n, np.uint64(i + 1) << np.uint64(40),
+                                      np.uint64)])
+            elif name == "llvm.inttoptr":
+                self.set(op, [ins[0]])
+            elif name == "nvvm.prefetch":
+                # A cache hint (no effect on values), but its address must
+                # be inside the buffer it was derived from.
+                addr = ins[0][mask].astype(np.uint64)
+                if addr.size:
+                    i = (addr >> np.uint64(40)).astype(np.int64) - 1
+                    off = addr & np.uint64((1 << 40) - 1)
+                    sizes = np.array([b.bytes.shape[-1] for b in self.bases],
+                                     np.uint64)
+                    assert (i >= 0).all() and (i < len(sizes)).all() and \
+                        (off < sizes[i]).all(), \
+                        "nvvm.prefetch outside its buffer"
+                self.prefetched = getattr(self, "prefetched", 0) + addr.size
             elif name == "gpu.block_id":
                 cta = self.gid // np.uint64(self.block)
                 gx, gy, _ = (np.uint64(d) for d in self.grid_dims)
@@ -496,7 +531,8 @@ class Launch:
                 self.set(op, [v[src], np.ones(self.n, bool)])
             elif name in ("arith.addi", "arith.subi", "arith.muli",
                           "arith.andi", "arith.ori", "arith.xori",
-                          "arith.divui", "arith.remui", "arith.minui"):
+                          "arith.divui", "arith.remui", "arith.minui",
+                          "arith.ceildivui"):
                 a, b = ins
                 fn = {"arith.addi": np.add, "arith.subi": np.subtract,
                       "arith.muli": np.multiply, "arith.andi": np.bitwise_and,
@@ -507,6 +543,9 @@ class Launch:
                     r = fn(a, b)
                 elif name == "arith.divui":
                     r = a // np.where(b == 0, 1, b).astype(b.dtype)
+                elif name == "arith.ceildivui":
+                    d = np.where(b == 0, 1, b).astype(b.dtype)
+                    r = a // d + (a % d != 0).astype(a.dtype)
                 else:
                     r = a % np.where(b == 0, 1, b).astype(b.dtype)
                 self.set(op, [r.astype(a.dtype)])
@@ -1144,4 +1183,6 @@ def run_kernel(func, grid, block, buffers, shared_bytes=None):
     """Runs `func` (a parsed gpu.func) on `buffers` (Buffer per argument);
     grid and shared_bytes as Launch takes them (a manifest launch's grid
     and shared_bytes)."""
-    Launch(func, grid, block, buffers, shared_bytes).run()
+    launch = Launch(func, grid, block, buffers, shared_bytes)
+    launch.run()
+    return launch

@@ -88,10 +88,11 @@ def recipe_mlir(m, n, k, rotate, split, residual, weight_outliers,
             f"{lines}\n  return {', '.join(rets)} : {', '.join(tys)}\n}}\n")
 
 
-def run_plan(kernels, launches, inputs):
+def run_plan(kernels, launches, inputs, launched=None):
     """Runs `launches` in order on the interpreter, buffers shared by
     argument name (the plan names a buffer alike in its producer and its
-    consumers); `inputs` by name. Returns every buffer as an array."""
+    consumers); `inputs` by name. Returns every buffer as an array;
+    `launched`, a list, receives each launch's interpreter state."""
     buffers = {}
     for launch in launches:
         args = []
@@ -100,8 +101,11 @@ def run_plan(kernels, launches, inputs):
                 buffers[name] = buffer_for(name, dtype, shape,
                                            inputs.get(name))
             args.append(buffers[name])
-        interp.run_kernel(kernels[launch["name"]], launch["grid"],
-                          launch["block"], args, launch.get("shared_bytes"))
+        done = interp.run_kernel(kernels[launch["name"]], launch["grid"],
+                                 launch["block"], args,
+                                 launch.get("shared_bytes"))
+        if launched is not None:
+            launched.append(done)
     return {name: b.bytes.view(b.dtype).reshape(b.shape)
             for name, b in buffers.items()}
 

@@ -6,6 +6,7 @@ recording launcher stands in for CUDA), and compile()'s error reporting.
 fp4-opt comes from $FP4_BUILD_DIR (default /work/main/build).
 """
 
+import ctypes
 import json
 import os
 import subprocess
@@ -217,6 +218,7 @@ def broken(**changes):
      "positive integers, got [1, 1]"),
     (broken(block=[0, 1, 1]), "'block' must be a list of 3 positive integers"),
     (broken(shared_bytes=-1), "'shared_bytes' must be a non-negative integer"),
+    (broken(dependent="yes"), "'dependent' must be true or false, got 'yes'"),
     (broken(image="missing.ptx"), "image 'missing.ptx' not found"),
     (broken(image="../x.ptx"), "'image' must be a file name in the directory"),
     (broken(args=[{"name": "lhs", "dtype": "bf16", "shape": [1]}]),
@@ -269,3 +271,25 @@ def test_compile_reports_fp4_opt_diagnostics(tmp_path):
 def test_compile_needs_fp4_opt(tmp_path):
     with pytest.raises(FileNotFoundError, match="fp4-opt not found at /nope"):
         gpu.compile("module {}", out_dir=tmp_path, fp4_opt="/nope")
+
+
+def test_dependent_flag(kernel_dir):
+    # fp4-gpu-dependent-launch's kernels carry "dependent": true; the
+    # launcher reads a missing key as false.
+    data = broken(dependent=True)
+    (kernel_dir / "kernels.json").write_text(json.dumps(data))
+    ks = gpu.load(kernel_dir, launcher=RecordingLauncher())
+    assert ks["decode_mm"].dependent and not ks["nv_quant"].dependent
+
+
+def test_dependent_launch_config_layout():
+    # cuLaunchKernelEx's CUlaunchConfig and CUlaunchAttribute as cuda.h lays
+    # them out on x86-64 (the attribute's value after the 4-byte id and its
+    # padding; hStream, attrs and numAttrs after the seven unsigned ints).
+    from fp4 import cuda
+    attr, config = cuda._LaunchAttribute, cuda._LaunchConfig
+    assert attr.value.offset == 8 and ctypes.sizeof(attr) == 72
+    assert config.sharedMemBytes.offset == 24
+    assert config.hStream.offset == 32 and config.attrs.offset == 40
+    assert config.numAttrs.offset == 48 and ctypes.sizeof(config) == 56
+    assert cuda.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION == 6

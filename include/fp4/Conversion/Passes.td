@@ -188,6 +188,59 @@ def FP4MaterializeGPULaunches
   ];
 }
 
+def FP4GPUDependentLaunch
+    : Pass<"fp4-gpu-dependent-launch", "::mlir::ModuleOp"> {
+  let summary = "Let each kernel start while the previous one of its stream "
+                "finishes (programmatic dependent launch, sm_90+)";
+  let description = [{
+    Runs after `convert-fp4-to-gpu`. Every kernel of the module's launch
+    plans starts with `griddepcontrol.launch_dependents` (the next launch
+    of the stream may start now) and `griddepcontrol.wait` (nothing is
+    read before the previous launch has finished and its writes are
+    visible), and every launch is marked `dependent = true` in the plans
+    and the manifest, so `fp4.gpu.load`'s launcher launches it with a
+    programmatic stream serialization. Between the two, the kernel
+    prefetches into L2 its large read-only arguments (static size of at
+    least 1 MiB: the weight parts of a product), each CTA its proportional
+    share of each (the same leading fraction of every share where they
+    exceed `prefetch-bytes` in all), one 128-byte line per thread and
+    step: the CTAs resident while the activation prep or quantizer before
+    them runs stream their weight rows from DRAM meanwhile. A prefetch cannot make a result wrong: L2 is
+    where the GPU's writes meet, so a line prefetched before the previous
+    kernel writes it is updated there.
+
+    Why: at decode the activation prep (or quantizer) and the matmul are
+    two launches of a few microseconds of latency each, and the matmul's
+    time is its weight bytes; overlapping the first with the second's
+    streaming is what is left of the fixed cost (docs/GPU.md, "Dependent
+    launch"). A launcher that launches the kernels without the attribute
+    (the host path of `fp4-pipeline-nvvm`: `gpu.launch_func`) runs them
+    exactly as before: `griddepcontrol.wait` returns at once when nothing
+    is in flight.
+
+    Needs a chip with `griddepcontrol` (sm_90 or newer): on an older chip
+    of the manifest the pass fails with a diagnostic. A module without
+    launch plans is left unchanged, with a warning.
+  }];
+  let options = [
+    Option<"prefetchBytes", "prefetch-bytes", "int64_t",
+           /*default=*/"64 << 20",
+           "At most this many bytes of each kernel's large read-only "
+           "arguments prefetched into L2 before the wait (0: none; at "
+           "most 2^30)">
+  ];
+  let statistics = [
+    Statistic<"numKernels", "kernels", "Kernels made dependent">,
+    Statistic<"numPrefetching", "prefetching-kernels",
+              "Kernels prefetching an argument before the wait">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect", "::mlir::scf::SCFDialect"
+  ];
+}
+
 def FP4ExportGPUKernels : Pass<"fp4-export-gpu-kernels", "::mlir::ModuleOp"> {
   let summary = "Write the GPU kernel images and their launch manifest";
   let description = [{

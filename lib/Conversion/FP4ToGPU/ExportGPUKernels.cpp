@@ -59,6 +59,10 @@ void appendEntries(fp4::LaunchPlanAttr plan,
         {"shared_bytes", launch.getSharedBytes()},
         {"args", std::move(args)},
     });
+    // Only where set, so manifests without dependent launches keep their
+    // bytes (the launcher reads a missing key as false).
+    if (launch.getDependent())
+      (*entries.back().getAsObject())["dependent"] = true;
   }
 }
 

@@ -87,7 +87,8 @@ LaunchPlanAttr FP4ToGPULoweringState::buildLaunchPlan(Operation *op,
         SymbolRefAttr::get(
             StringAttr::get(ctx, kernelModuleName),
             {FlatSymbolRefAttr::get(gpu::GPUFuncOp(l.func).getNameAttr())}),
-        l.variant, l.grid, l.block, l.sharedBytes, names));
+        l.variant, l.grid, l.block, l.sharedBytes, names,
+        /*dependent=*/false));
   }
   // The kernel families build consistent plans; a broken one is a bug of
   // theirs, reported here (the verifier's reason) rather than as a wrong

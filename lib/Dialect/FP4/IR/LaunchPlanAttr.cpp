@@ -102,7 +102,8 @@ LogicalResult
 KernelLaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          SymbolRefAttr kernel, StringRef variant,
                          ArrayRef<int64_t> grid, ArrayRef<int64_t> block,
-                         int64_t sharedBytes, ArrayRef<StringAttr> args) {
+                         int64_t sharedBytes, ArrayRef<StringAttr> args,
+                         bool dependent) {
   if (!kernel || kernel.getNestedReferences().size() != 1)
     return emitError() << "kernel_launch: expected the kernel as "
                           "@<gpu.module>::@<gpu.func>, got "

@@ -60,7 +60,12 @@ def FP4_KernelLaunchAttr : FP4_Attr<"KernelLaunch", "kernel_launch"> {
     three-dimensional `grid` and `block`, `shared_bytes` of dynamic shared
     memory and the plan's buffers `args` as its arguments, in order.
     `variant` names the kernel family and variant for the manifest (e.g.
-    `decode_w4a16`, `prefill_w4a4`, `reference`).
+    `decode_w4a16`, `prefill_w4a4`, `reference`). `dependent = true`
+    (fp4-gpu-dependent-launch) says the kernel may start before the
+    previous launch of its stream has finished (a programmatic dependent
+    launch, sm_90+): it waits (`griddepcontrol.wait`) before it reads
+    anything, so a launcher that cannot launch it that way loses nothing
+    but the overlap.
 
     ```mlir
     #fp4.kernel_launch<@fp4_kernels::@fp4_matmul_0, variant = "decode_w4a16",
@@ -73,11 +78,14 @@ def FP4_KernelLaunchAttr : FP4_Attr<"KernelLaunch", "kernel_launch"> {
                         ArrayRefParameter<"int64_t", "grid extents (x, y, z)">:$grid,
                         ArrayRefParameter<"int64_t", "block extents (x, y, z)">:$block,
                         "int64_t":$shared_bytes,
-                        ArrayRefParameter<"::mlir::StringAttr", "buffer names">:$args);
+                        ArrayRefParameter<"::mlir::StringAttr", "buffer names">:$args,
+                        DefaultValuedParameter<"bool", "false",
+                            "launched with a programmatic dependency on the "
+                            "previous launch of its stream">:$dependent);
   let assemblyFormat = [{
     `<` $kernel `,` `variant` `=` $variant `,` `grid` `=` `[` $grid `]` `,`
     `block` `=` `[` $block `]` `,` `shared_bytes` `=` $shared_bytes `,`
-    `args` `=` `[` $args `]` `>`
+    `args` `=` `[` $args `]` (`,` `dependent` `=` $dependent^)? `>`
   }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
