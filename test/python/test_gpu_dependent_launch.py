@@ -5,7 +5,9 @@ dependent, must give every buffer bit
 for bit as without the pass (the griddepcontrol ops are no-ops in one
 launch at a time; what this checks is that the prefetch code changes
 nothing), and every prefetch address must lie inside the buffer it came
-from (the interpreter asserts it): all of the 1 MiB weight's lines with
+from (the interpreter asserts it; these shapes do not reach the pass's
+end-of-buffer bound, which dependent-launch.mlir checks is emitted): all of
+the 1 MiB weight's lines with
 the default budget, the budget's fraction of each CTA's share with a
 small one, none with 0. The launches' overlap itself needs the GPU
 (bench/pdl_check.py). No GPU needed."""
