@@ -177,7 +177,12 @@ def selected(names):
     unknown = set(names or []) - {v["name"] for v in VARIANTS}
     if unknown:
         raise SystemExit(f"device_plan: no variant {' '.join(sorted(unknown))}")
-    return [v for v in VARIANTS if not names or v["name"] in names]
+    if not names:
+        return list(VARIANTS)
+    # In the order given: a call cut off by its time limit has timed the
+    # variants named first (each writes its JSON as it goes).
+    by_name = {v["name"]: v for v in VARIANTS}
+    return [by_name[n] for n in dict.fromkeys(names)]
 
 
 def build(out, names):
@@ -274,7 +279,9 @@ def summarize(out, reps, variants):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["build", "run"])
+    # summary: the table again from a call's JSONs (--out: the fetched
+    # $OUT), for a call cut off before it printed one.
+    ap.add_argument("mode", choices=["build", "run", "summary"])
     ap.add_argument("--out", default=os.path.join(ROOT, ".dev", "plan"))
     ap.add_argument("--kernels", default=None)
     ap.add_argument("--reps", type=int, default=2)
@@ -284,6 +291,9 @@ def main():
     args = ap.parse_args()
     if args.mode == "build":
         build(args.out, args.variants)
+        return 0
+    if args.mode == "summary":
+        summarize(args.out, args.reps, selected(args.variants))
         return 0
     return run(args.kernels or args.out, args.reps, args.variants)
 
