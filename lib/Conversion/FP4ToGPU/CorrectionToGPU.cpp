@@ -149,6 +149,9 @@ groupedPrefillSpec(const FusedCorrectionChain &chain, const GPUTarget &target,
 /// Activation rows one decode launch of a fused chain takes (the decode
 /// kernel's four mma n-tiles): M = 16 with the 2:4 residual is one launch.
 constexpr int64_t kStackedDecodeRows = 32;
+/// Weight outliers go into the warp-group form's weight tile by default
+/// only above this many stacked rows (decodeChainLaunches).
+constexpr int64_t kDecodeTileDefaultMinRows = 16;
 
 /// A decode-kernel launch of a decode chain's fused plan: its spec
 /// (arguments not yet added) and the options it runs under.
@@ -193,13 +196,23 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   // kernel's entries, docs/perf/decode_wgmma_outliers_2026-12-05.txt).
   // decode-outliers=tile asks for that form where the outliers are proven
   // (the analysis decided weightEntriesProven for such chains).
+  // Without the option, proven ones take it above 16 stacked rows (with
+  // the residual's rows), where the tile is shared by two or more 16-row
+  // groups: H200, 16 x 14336 x 4096 full recipe 45.2 us against 51.5 on
+  // the prefill kernel's entries; with 16 rows (outliers alone) 38.2
+  // against 38.4 for top-1 and slower for top-2 / top-4 without prefetch
+  // (docs/Performance.md, "Session 18"). Unproven ones keep mma.sync.
   const bool tileAsked =
       options.decodeOutliers == GPUDecodeOutliers::Tile;
+  const bool tileByDefault =
+      !options.decodeOutliers && numGroups * m > kDecodeTileDefaultMinRows;
   GPUConfigOverrides chainOptions = options;
-  if (chain.weightValues && !chainOptions.decodeMMA)
-    chainOptions.decodeMMA = tileAsked && chain.weightEntriesProven
-                                 ? GPUPrefillMMA::WGMMA
-                                 : GPUPrefillMMA::Sync;
+  if (chain.weightValues && !chainOptions.decodeMMA) {
+    if (tileAsked && chain.weightEntriesProven)
+      chainOptions.decodeMMA = GPUPrefillMMA::WGMMA;
+    else if (!(tileByDefault && chain.weightEntriesProven))
+      chainOptions.decodeMMA = GPUPrefillMMA::Sync;
+  }
   const GPUConfigOverrides wgmmaOverrides =
       withDecodeMMADefault(chip, numGroups * m, chainOptions);
   std::string why;
@@ -333,12 +346,20 @@ struct CorrectionPattern : public OpRewritePattern<OpTy> {
         // keeps the decode plan where its stacked product runs on wgmma.
         withDecodeMMADefault(hooks.target, kStackedDecodeRows, hooks.options)
                 .decodeMMA == GPUPrefillMMA::WGMMA,
-        // Weight outliers on it only by the options (decodeChainLaunches):
-        // all of them with decode-mma=wgmma, proven ones with
-        // decode-outliers=tile.
+        // Weight outliers on it (decodeChainLaunches): all of them with
+        // decode-mma=wgmma; proven ones with decode-outliers=tile, or by
+        // default above 16 stacked rows where the stacked product's
+        // default form is wgmma.
         hooks.options.decodeMMA == GPUPrefillMMA::WGMMA,
-        hooks.options.decodeOutliers == GPUDecodeOutliers::Tile &&
-            hooks.target.hasWGMMA,
+        hooks.target.hasWGMMA &&
+            (hooks.options.decodeOutliers == GPUDecodeOutliers::Tile ||
+             (!hooks.options.decodeOutliers &&
+              withDecodeMMADefault(hooks.target, kStackedDecodeRows,
+                                   hooks.options)
+                      .decodeMMA == GPUPrefillMMA::WGMMA)),
+        hooks.options.decodeOutliers == GPUDecodeOutliers::Tile
+            ? 0
+            : kDecodeTileDefaultMinRows,
         [this](const FusedCorrectionChain &chain, std::string &reason) {
           bool epilogueInKernel = false;
           for (const DecodeChainLaunch &l : decodeChainLaunches(

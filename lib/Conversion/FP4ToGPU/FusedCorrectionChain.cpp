@@ -289,6 +289,8 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
       (ctx.decodeStacksOnWgmma &&
        (!chain.weightValues || (oneProduct && ctx.decodeOutliersOnWgmma))) ||
       (chain.weightValues && oneProduct && ctx.decodeEntriesOnWgmma &&
+       static_cast<int64_t>(chain.groups.size()) * chain.m >
+           ctx.decodeEntriesAboveRows &&
        entriesProven());
   if (chain.decode && ctx.correctionPrefillMinM > 0 &&
       chain.m >= ctx.correctionPrefillMinM && !decodeOnWgmma &&

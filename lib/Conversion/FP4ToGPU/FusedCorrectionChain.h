@@ -110,8 +110,11 @@ struct ChainAnalysisContext {
   /// Whether chains with proven weight outliers (weightEntriesProven) go to
   /// it, their outliers written into its weight tile (decode-outliers=tile
   /// on a chip with wgmma; the form is then taken whatever the other
-  /// options' default would be).
+  /// options' default would be; by default where the stacked product runs
+  /// on wgmma), and above how many stacked rows (0 under the option; by
+  /// default 16: the tile pays where two row groups share it).
   bool decodeEntriesOnWgmma = false;
+  int64_t decodeEntriesAboveRows = 0;
   /// Whether the decode kernel takes every launch of a decode chain's
   /// fused plan; a chain it declines runs term by term (with the reason).
   std::function<LogicalResult(const FusedCorrectionChain &, std::string &)>

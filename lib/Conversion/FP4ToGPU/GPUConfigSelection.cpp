@@ -251,6 +251,12 @@ mlir::fp4::withDecodeMMADefault(const ChipDescription &chip, int64_t rows,
             : GPUPrefillMMA::Sync;
   if (*overrides.decodeMMA == GPUPrefillMMA::WGMMA && !overrides.decodeKUnroll)
     overrides.decodeKUnroll = 128;
+  // The warp-group form loads the next group's weight words while one is
+  // staged and multiplied: H200, 16 x 14336 x 4096, W4A16 26.1 -> 25.1 us,
+  // residual recipe 31.2 -> 28.2, full recipe (weight tile) 53.1 -> 45.2,
+  // W4A4 25.55 -> 25.6 (docs/Performance.md, "Session 18").
+  if (*overrides.decodeMMA == GPUPrefillMMA::WGMMA && !overrides.decodePrefetch)
+    overrides.decodePrefetch = 1;
   return overrides;
 }
 

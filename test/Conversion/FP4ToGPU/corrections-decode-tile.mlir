@@ -1,4 +1,4 @@
-// decode-outliers=tile (sm_90a): a decode-sized chain whose weight
+// decode-outliers=tile (sm_90a; the default above 16 stacked rows): a decode-sized chain whose weight
 // outliers are split from the same weight (so the quantized rest is +-0 at
 // their positions) runs on the decode kernel's warp-group form with the
 // outliers written into its shared weight tile: the activation prep
@@ -10,6 +10,15 @@
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-outliers=tile" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-outliers=tile" 2>/dev/null | FileCheck %s
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-outliers=tile remarks=false" -o /dev/null 2>&1 | FileCheck %s --allow-empty --check-prefix=QUIET
+// Without the option the tile is the default above 16 stacked rows: the
+// proven chain with the 2:4 residual (32 rows) takes it, the 16-row proven
+// chain keeps the prefill kernel's entries (as fast there on the H200,
+// docs/Performance.md "Session 18"), and no remark is given (the unproven
+// chain's plan is the default one, the tail form gathering from the
+// activation sum); decode-outliers=loop keeps every chain off the tile.
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a" 2>/dev/null | FileCheck %s --check-prefix=DEF
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a" -o /dev/null 2>&1 | FileCheck %s --allow-empty --check-prefix=QUIET
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-outliers=loop" 2>/dev/null | FileCheck %s --check-prefix=LOOP
 
 // REMARK-NOT: stays on the host
 // REMARK: remark: decode-outliers=tile: the weight outliers are multiplied from the activation sum, not written into a weight tile (the quantized weight is not proven +-0 at their positions)
@@ -20,6 +29,14 @@
 // CHECK-DAG: "stacked0", "weight.codes", "weight.scales", "weights.values", "weights.indices", "result"
 // CHECK-DAG: variant = "decode_w4a16_epilogue_tail"
 // CHECK-DAG: variant = "decode_w4a16"
+
+// DEF-DAG: @fp4_matmul_{{[0-9]+}}_launch(memref<16x256xbf16>, {{.*}}variant = "prefill_w4a16_smem_entries"
+// DEF-DAG: @fp4_matmul_{{[0-9]+}}_launch(memref<32x256xbf16>, {{[^}]*}}memref<96x8x2xi8>, memref<16x96xf32>) attributes {{.*}}variant = "decode_w4a16_wgmma_entries_epilogue"
+// DEF-DAG: @fp4_matmul_{{[0-9]+}}_launch(memref<32x256xbf16>, {{.*}}memref<256x16xf32>{{.*}}variant = "decode_w4a16_epilogue_tail"
+
+// LOOP-NOT: decode_w4a16_wgmma_entries_epilogue
+// LOOP-DAG: variant = "prefill_w4a16_smem_entries"
+// LOOP-DAG: variant = "decode_w4a16_epilogue"
 
 !qx = !fp4.tensor<16x256xf4E2M1FN, #fp4.mxfp4, axis = 1>
 !qw = !fp4.tensor<96x256xf4E2M1FN, #fp4.mxfp4, axis = 1>
@@ -34,6 +51,21 @@ func.func @proven(%x: tensor<16x256xbf16>, %w: tensor<96x256xbf16>) -> tensor<16
   %y2 = fp4.correction_matmul (%qx), (%wv, %wi block 32) acc %y1 : (!qx), (tensor<96x8x2xbf16>, tensor<96x8x2xi8>), tensor<16x96xf32> -> tensor<16x96xf32>
   %y3 = fp4.correction_matmul (%xv, %xi block 32), (%wv, %wi block 32) acc %y2 : (tensor<16x8x2xbf16>, tensor<16x8x2xi8>), (tensor<96x8x2xbf16>, tensor<96x8x2xi8>), tensor<16x96xf32> -> tensor<16x96xf32>
   return %y3 : tensor<16x96xf32>
+}
+
+func.func @proven_residual(%x: tensor<16x256xbf16>, %w: tensor<96x256xbf16>) -> tensor<16x96xf32> {
+  %rest, %xv, %xi = fp4.split_outliers %x block 32 top 2 : tensor<16x256xbf16> -> tensor<16x8x2xbf16>, tensor<16x8x2xi8>
+  %qx = fp4.quantize %rest : tensor<16x256xbf16> -> !qx
+  %rv, %ri = fp4.residual %rest, %qx block 4 top 2 : tensor<16x256xbf16>, !qx -> tensor<16x64x2xbf16>, tensor<16x64x2xi8>
+  %wrest, %wv, %wi = fp4.split_outliers %w block 32 top 2 : tensor<96x256xbf16> -> tensor<96x8x2xbf16>, tensor<96x8x2xi8>
+  %qw = fp4.quantize %wrest : tensor<96x256xbf16> -> !qw
+  %y0 = fp4.matmul %qx, %qw : !qx, !qw -> tensor<16x96xf32>
+  %y1 = fp4.correction_matmul (%xv, %xi block 32), (%qw) acc %y0 : (tensor<16x8x2xbf16>, tensor<16x8x2xi8>), (!qw), tensor<16x96xf32> -> tensor<16x96xf32>
+  %y2 = fp4.correction_matmul (%qx), (%wv, %wi block 32) acc %y1 : (!qx), (tensor<96x8x2xbf16>, tensor<96x8x2xi8>), tensor<16x96xf32> -> tensor<16x96xf32>
+  %y3 = fp4.correction_matmul (%xv, %xi block 32), (%wv, %wi block 32) acc %y2 : (tensor<16x8x2xbf16>, tensor<16x8x2xi8>), (tensor<96x8x2xbf16>, tensor<96x8x2xi8>), tensor<16x96xf32> -> tensor<16x96xf32>
+  %y4 = fp4.correction_matmul (%rv, %ri block 4), (%qw) acc %y3 : (tensor<16x64x2xbf16>, tensor<16x64x2xi8>), (!qw), tensor<16x96xf32> -> tensor<16x96xf32>
+  %y5 = fp4.correction_matmul (%rv, %ri block 4), (%wv, %wi block 32) acc %y4 : (tensor<16x64x2xbf16>, tensor<16x64x2xi8>), (tensor<96x8x2xbf16>, tensor<96x8x2xi8>), tensor<16x96xf32> -> tensor<16x96xf32>
+  return %y5 : tensor<16x96xf32>
 }
 
 func.func @unproven(%qx: !qx, %xv: tensor<16x8x2xbf16>, %xi: tensor<16x8x2xi8>, %qw: !qw, %wv: tensor<96x8x2xbf16>, %wi: tensor<96x8x2xi8>) -> tensor<16x96xf32> {

@@ -15,19 +15,20 @@
 
 // The decode family's instruction (GPUConfigSelection.h,
 // withDecodeMMADefault): on a chip with warp-group MMA the products of 9
-// or more rows take the wgmma form with 128 K elements per iteration; M =
-// 1..8 keep mma.sync. decode-mma=sync keeps mma.sync everywhere; an
+// or more rows take the wgmma form with 128 K elements per iteration and
+// the next group's weight words loaded one iteration ahead; M = 1..8 keep
+// mma.sync. decode-mma=sync keeps mma.sync everywhere; an
 // explicit decode-mma=wgmma applies at every M and keeps a given
 // decode-k-unroll; an option only the mma.sync form has
 // (decode-rows-per-cta other than 64, here 32) keeps mma.sync by default.
 // SEL-LABEL: func.func @f
 // SEL: fp4.matmul {{.*}}#fp4.gpu_config<family = decode>}
 // SEL: fp4.matmul {{.*}}#fp4.gpu_config<family = decode>}
-// SEL: fp4.matmul {{.*}}#fp4.gpu_config<family = decode, k_unroll = 128, mma = wgmma>}
-// SEL: fp4.matmul {{.*}}#fp4.gpu_config<family = decode, k_unroll = 128, mma = wgmma>}
-// SEL: fp4.matmul {{.*}}#fp4.gpu_config<family = decode, k_unroll = 128, mma = wgmma>}
+// SEL: fp4.matmul {{.*}}#fp4.gpu_config<family = decode, k_unroll = 128, prefetch = 1, mma = wgmma>}
+// SEL: fp4.matmul {{.*}}#fp4.gpu_config<family = decode, k_unroll = 128, prefetch = 1, mma = wgmma>}
+// SEL: fp4.matmul {{.*}}#fp4.gpu_config<family = decode, k_unroll = 128, prefetch = 1, mma = wgmma>}
 // SYNC-COUNT-5: #fp4.gpu_config<family = decode>}
-// ALL-COUNT-5: #fp4.gpu_config<family = decode, mma = wgmma>}
+// ALL-COUNT-5: #fp4.gpu_config<family = decode, prefetch = 1, mma = wgmma>}
 // ROWS-COUNT-5: #fp4.gpu_config<family = decode, rows_per_cta = 32>}
 // SM90-COUNT-5: #fp4.gpu_config<family = decode>}
 

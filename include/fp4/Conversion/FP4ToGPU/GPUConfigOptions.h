@@ -187,7 +187,8 @@ struct GPUConfigOptionSet {
         decodePrefetch(owner, "decode-prefetch",
                        llvm::cl::desc("Decode: main-loop iterations whose "
                                       "weight words are loaded ahead (0: "
-                                      "none; 1..2)"),
+                                      "none; 1..2; default 1 on the wgmma "
+                                      "form, 0 on mma.sync)"),
                        llvm::cl::init<int64_t>(GPUConfigDefaults::prefetch)),
         decodeMaxRegisters(
             owner, "decode-max-registers",
@@ -211,7 +212,9 @@ struct GPUConfigOptionSet {
                 clEnumValN(GPUDecodeOutliers::Tile, "tile",
                            "written into the wgmma form's shared weight "
                            "tile (sm_90a; outliers proven to sit on +-0 "
-                           "weights, others keep the default)"))),
+                           "weights, others keep the default; the "
+                           "default for proven ones above 16 stacked "
+                           "rows)"))),
         decodeMMA(
             owner, "decode-mma",
             llvm::cl::desc("Decode: tensor-core instruction (default: "
