@@ -51,6 +51,11 @@ CASES = [
     (10, 70, 1600, 16, 2, True, WGMMA + " decode-prefetch=2 decode-warps=12"),
     # decode-outliers=tile asks for the same form for proven chains only.
     (16, 77, 320, 32, 2, True, "decode-outliers=tile"),
+    # The defaults (session 18): above 16 stacked rows a proven chain takes
+    # the form without options, pipelined one group ahead (K = 1184: the
+    # carried group crosses the partial chunk).
+    (16, 77, 1184, 32, 2, True, ""),
+    (9, 70, 320, 16, 1, False, ""),
     (1, 70, 320, 64, 4, False, "decode-outliers=tile"),
     # Two warp groups per K warp sharing the activations, one tile of 128
     # rows (the second group's descriptor 64 rows into each atom).
