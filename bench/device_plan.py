@@ -146,7 +146,8 @@ VARIANTS = [
     # default if faster at both decode sizes for plain and the recipes;
     # pdl_nopf separates the overlap from the prefetch. gpu_check launches
     # them the same way (fp4.gpu.load), so it checks the waits too.
-    dict(name="pdl", options="dependent-launch=true",
+    dict(name="pdl",
+         options="dependent-launch=true dependent-prefetch-bytes=67108864",
          check=["recipe_rot_outl_resid_m1_n200_k512",
                 "recipe_outlier_k2_m1_n200_k1024",
                 "recipe_rot_outl_resid_m16_n77_k224",

@@ -45,7 +45,8 @@ void mlir::fp4::buildFP4NVVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertFP4ToGPUPass(ConvertFP4ToGPUOptions(), selection));
   if (options.dependentLaunch) {
     FP4GPUDependentLaunchOptions dependent;
-    dependent.prefetchBytes = options.dependentPrefetchBytes;
+    if (options.dependentPrefetchBytes.hasValue())
+      dependent.prefetchBytes = options.dependentPrefetchBytes;
     pm.addPass(createFP4GPUDependentLaunch(dependent));
   }
 

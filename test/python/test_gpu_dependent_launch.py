@@ -8,8 +8,8 @@ nothing), and every prefetch address must lie inside the buffer it came
 from (the interpreter asserts it; these shapes do not reach the pass's
 end-of-buffer bound, which dependent-launch.mlir checks is emitted): all of
 the 1 MiB weight's lines with
-the default budget, the budget's fraction of each CTA's share with a
-small one, none with 0. The launches' overlap itself needs the GPU
+a 64 MiB budget, the budget's fraction of each CTA's share with a
+small one, none with 0 or the default. The launches' overlap itself needs the GPU
 (bench/pdl_check.py). No GPU needed."""
 
 import os
@@ -77,9 +77,10 @@ def plain(inputs):
 
 
 @pytest.mark.parametrize("budget", [
-    None,      # default 64 MiB: every line of the codes
+    64 << 20,  # every line of the codes
     1 << 18,   # about a quarter of each CTA's share
     0,
+    None,      # the default: none (measured slower on the H200)
 ])
 def test_dependent_chain_matches_and_prefetches_in_bounds(inputs, plain,
                                                           budget):
@@ -102,8 +103,11 @@ def test_dependent_chain_matches_and_prefetches_in_bounds(inputs, plain,
     assert CODES % (ctas * 128) != 0
     # The same leading fraction (in 1/1024ths) of each CTA's share; each
     # CTA rounds its part up to a whole line.
-    fraction = 1024 if budget is None else min(1024, budget * 1024 // CODES)
+    if not budget:
+        assert prefetched[matmul] == 0, prefetched
+        return
+    fraction = min(1024, budget * 1024 // CODES)
     lines = CODES * fraction / 1024 / 128
     assert abs(prefetched[matmul] - lines) <= ctas, (prefetched, lines)
-    if budget is None:
+    if fraction == 1024:
         assert prefetched[matmul] >= lines

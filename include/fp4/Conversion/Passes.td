@@ -207,10 +207,11 @@ def FP4GPUDependentLaunch
     least 1 MiB: the weight parts of a product), each CTA its proportional
     share of each (the same leading fraction of every share where they
     exceed `prefetch-bytes` in all), one 128-byte line per thread and
-    step: the CTAs resident while the activation prep or quantizer before
-    them runs stream their weight rows from DRAM meanwhile. A prefetch cannot make a result wrong: L2 is
-    where the GPU's writes meet, so a line prefetched before the previous
-    kernel writes it is updated there.
+    step, when `prefetch-bytes` allows (0 by default: on the H200 the
+    prefetch made every timed case slower, session 18, docs/Performance.md).
+    A prefetch cannot make a result wrong: L2 is where the GPU's writes
+    meet, so a line prefetched before the previous kernel writes it is
+    updated there.
 
     Why: at decode the activation prep (or quantizer) and the matmul are
     two launches of a few microseconds of latency each, and the matmul's
@@ -227,10 +228,10 @@ def FP4GPUDependentLaunch
   }];
   let options = [
     Option<"prefetchBytes", "prefetch-bytes", "int64_t",
-           /*default=*/"64 << 20",
+           /*default=*/"0",
            "At most this many bytes of each kernel's large read-only "
-           "arguments prefetched into L2 before the wait (0: none; at "
-           "most 2^30)">
+           "arguments prefetched into L2 before the wait (0, the default: "
+           "none; at most 2^30)">
   ];
   let statistics = [
     Statistic<"numKernels", "kernels", "Kernels made dependent">,

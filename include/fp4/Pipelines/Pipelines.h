@@ -108,16 +108,16 @@ struct FP4NVVMPipelineOptions
   PassOptions::Option<bool> dependentLaunch{
       *this, "dependent-launch",
       llvm::cl::desc("Programmatic dependent launch: every kernel may start "
-                     "while the previous one finishes, prefetching its "
-                     "weight into L2 (fp4-gpu-dependent-launch; sm_90+)"),
+                     "while the previous one finishes "
+                     "(fp4-gpu-dependent-launch; sm_90+)"),
       llvm::cl::init(false)};
+  // No default of its own: unset, the pass's prefetch-bytes default holds.
   PassOptions::Option<int64_t> dependentPrefetchBytes{
       *this, "dependent-prefetch-bytes",
       llvm::cl::desc("With dependent-launch: at most this many bytes of each "
                      "kernel's large read-only arguments prefetched into L2 "
                      "before it waits (fp4-gpu-dependent-launch's "
-                     "prefetch-bytes)"),
-      llvm::cl::init(int64_t{64} << 20)};
+                     "prefetch-bytes, whose default applies when unset)")};
   PassOptions::Option<int> optLevel{
       *this, "opt-level", llvm::cl::desc("NVPTX optimization level (0-3)"),
       llvm::cl::init(3)};

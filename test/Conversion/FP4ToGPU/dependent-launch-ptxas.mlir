@@ -2,12 +2,13 @@
 // fp4-pipeline-nvvm dependent-launch=true (fp4-gpu-dependent-launch) on a
 // W4A4 decode product and a decode-sized full recipe (sm_90a): every
 // kernel's PTX starts with griddepcontrol.launch_dependents and waits
-// (griddepcontrol.wait); the products prefetch their weight into L2
-// (prefetch.global.L2) before the wait; kernels.json marks every kernel
+// (griddepcontrol.wait); with dependent-prefetch-bytes the products
+// prefetch their weight into L2 (prefetch.global.L2) before the wait, by
+// default they do not; kernels.json marks every kernel
 // dependent (fp4.gpu.load launches them with programmatic stream
 // serialization); ptxas assembles all of it. Without the option nothing
 // of it is there.
-// RUN: rm -rf %t && fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90a format=isa export-dir=%t dependent-launch=true" -o /dev/null
+// RUN: rm -rf %t && fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90a format=isa export-dir=%t dependent-launch=true dependent-prefetch-bytes=67108864" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PTX < %t/fp4_kernels.ptx
 // RUN: %ptxas -arch=sm_90a %t/fp4_kernels.ptx -o /dev/null
 // RUN: FileCheck %s --check-prefix=JSON < %t/kernels.json
@@ -16,6 +17,8 @@
 // RUN: FileCheck %s --check-prefix=OFF < %t.off/kernels.json
 // RUN: rm -rf %t.small && fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90a format=isa export-dir=%t.small dependent-launch=true dependent-prefetch-bytes=0" -o /dev/null
 // RUN: FileCheck %s --check-prefix=SMALL < %t.small/fp4_kernels.ptx
+// RUN: rm -rf %t.def && fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90a format=isa export-dir=%t.def dependent-launch=true" -o /dev/null
+// RUN: FileCheck %s --check-prefix=SMALL < %t.def/fp4_kernels.ptx
 
 // The loops' bodies are laid out after the wait (their branches go back
 // up): no global load precedes the wait in the text, and the products'

@@ -1,15 +1,18 @@
 // fp4-gpu-dependent-launch: every kernel of the plans starts with
 // griddepcontrol.launch_dependents and waits (griddepcontrol.wait) before
-// anything else it does; between the two, a kernel with a read-only
+// anything else it does; between the two, with prefetch-bytes (0 by
+// default: measured slower on the H200), a kernel with a read-only
 // argument of at least 1 MiB (here the 14336 x 4096 MXFP4 weight's 28 MiB
 // of codes and 1.75 MiB of scales) prefetches each CTA's share of it into
 // L2, bounded by the buffer's end. The plans on the launch functions and
 // the manifest mark each launch dependent. The quantizer's 8 KB input is
 // not prefetched. A second run changes nothing.
-// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a" -fp4-gpu-dependent-launch | FileCheck %s
-// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a" -fp4-gpu-dependent-launch -mlir-pass-statistics -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a" -fp4-gpu-dependent-launch=prefetch-bytes=67108864 | FileCheck %s
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a" -fp4-gpu-dependent-launch=prefetch-bytes=67108864 -mlir-pass-statistics -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a" -fp4-gpu-dependent-launch -fp4-gpu-dependent-launch | FileCheck %s --check-prefix=TWICE
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a" -fp4-gpu-dependent-launch=prefetch-bytes=0 | FileCheck %s --check-prefix=NOPREFETCH
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a" -fp4-gpu-dependent-launch | FileCheck %s --check-prefix=NOPREFETCH
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a" -fp4-gpu-dependent-launch -mlir-pass-statistics -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS0
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a" | FileCheck %s --check-prefix=OFF
 
 // CHECK: fp4.gpu_manifest = #fp4.gpu_manifest<chip = "sm_90a", plans = [<op = "fp4.quantize"{{.*}}dependent = true>]>, <op = "fp4.matmul"{{.*}}dependent = true>]>]>
@@ -35,6 +38,8 @@
 // CHECK-NOT: griddepcontrol
 // STATS: 2 kernels - Kernels made dependent
 // STATS: 1 prefetching-kernels - Kernels prefetching an argument before the wait
+// STATS0: 2 kernels - Kernels made dependent
+// STATS0-NOT: prefetching-kernels
 
 // TWICE-COUNT-2: nvvm.griddepcontrol launch_dependents
 // TWICE-NOT: nvvm.griddepcontrol launch_dependents
