@@ -149,8 +149,12 @@ groupedPrefillSpec(const FusedCorrectionChain &chain, const GPUTarget &target,
 /// Activation rows one decode launch of a fused chain takes (the decode
 /// kernel's four mma n-tiles): M = 16 with the 2:4 residual is one launch.
 constexpr int64_t kStackedDecodeRows = 32;
-/// Weight outliers go into the warp-group form's weight tile by default
-/// only above this many stacked rows (decodeChainLaunches).
+/// Proven weight outliers go into the warp-group form's weight tile by
+/// default only above this many stacked rows, where two or more 16-row
+/// groups share the tile: H200, 16 x 14336 x 4096 full recipe (32 rows)
+/// 45.2 us against 51.5 on the prefill kernel's entries; outliers alone
+/// (16 rows) top-1 38.2 against 38.4, top-2 / top-4 slower unpipelined
+/// (docs/Performance.md, "Session 18").
 constexpr int64_t kDecodeTileDefaultMinRows = 16;
 
 /// A decode-kernel launch of a decode chain's fused plan: its spec
@@ -194,25 +198,15 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   // measured far slower than the mma.sync forms and the prefill kernel
   // (16 x 14336 x 4096 full recipe: 89 us against 52 on the prefill
   // kernel's entries, docs/perf/decode_wgmma_outliers_2026-12-05.txt).
-  // decode-outliers=tile asks for that form where the outliers are proven
-  // (the analysis decided weightEntriesProven for such chains).
-  // Without the option, proven ones take it above 16 stacked rows (with
-  // the residual's rows), where the tile is shared by two or more 16-row
-  // groups: H200, 16 x 14336 x 4096 full recipe 45.2 us against 51.5 on
-  // the prefill kernel's entries; with 16 rows (outliers alone) 38.2
-  // against 38.4 for top-1 and slower for top-2 / top-4 without prefetch
-  // (docs/Performance.md, "Session 18"). Unproven ones keep mma.sync.
-  const bool tileAsked =
-      options.decodeOutliers == GPUDecodeOutliers::Tile;
-  const bool tileByDefault =
-      !options.decodeOutliers && numGroups * m > kDecodeTileDefaultMinRows;
+  // Proven outliers are written into that form's weight tile instead: the
+  // analysis sets weightEntriesProven only for the chains it placed there
+  // (decode-outliers=tile, or by default above kDecodeTileDefaultMinRows
+  // stacked rows: ChainAnalysisContext::decodeEntriesAboveRows), so that
+  // decision is taken once, there. Unproven ones keep mma.sync.
   GPUConfigOverrides chainOptions = options;
-  if (chain.weightValues && !chainOptions.decodeMMA) {
-    if (tileAsked && chain.weightEntriesProven)
-      chainOptions.decodeMMA = GPUPrefillMMA::WGMMA;
-    else if (!(tileByDefault && chain.weightEntriesProven))
-      chainOptions.decodeMMA = GPUPrefillMMA::Sync;
-  }
+  if (chain.weightValues && !chainOptions.decodeMMA)
+    chainOptions.decodeMMA = chain.weightEntriesProven ? GPUPrefillMMA::WGMMA
+                                                       : GPUPrefillMMA::Sync;
   const GPUConfigOverrides wgmmaOverrides =
       withDecodeMMADefault(chip, numGroups * m, chainOptions);
   std::string why;
@@ -325,6 +319,11 @@ struct CorrectionPattern : public OpRewritePattern<OpTy> {
 
   /// The chain analysis' view of this conversion (FusedCorrectionChain.h).
   ChainAnalysisContext chainContext() const {
+    const bool stacksOnWgmma =
+        withDecodeMMADefault(hooks.target, kStackedDecodeRows, hooks.options)
+            .decodeMMA == GPUPrefillMMA::WGMMA;
+    const bool tileAsked =
+        hooks.options.decodeOutliers == GPUDecodeOutliers::Tile;
     return ChainAnalysisContext{
         getDecodeMaxM(hooks.target, hooks.options), *splits,
         [this](const FusedCorrectionChain &chain, std::string &reason) {
@@ -344,22 +343,15 @@ struct CorrectionPattern : public OpRewritePattern<OpTy> {
         hooks.options.decodeMaxM ? 0 : hooks.target.correctionPrefillMinM,
         // From correctionPrefillMinM rows a chain without weight outliers
         // keeps the decode plan where its stacked product runs on wgmma.
-        withDecodeMMADefault(hooks.target, kStackedDecodeRows, hooks.options)
-                .decodeMMA == GPUPrefillMMA::WGMMA,
+        stacksOnWgmma,
         // Weight outliers on it (decodeChainLaunches): all of them with
         // decode-mma=wgmma; proven ones with decode-outliers=tile, or by
         // default above 16 stacked rows where the stacked product's
         // default form is wgmma.
         hooks.options.decodeMMA == GPUPrefillMMA::WGMMA,
         hooks.target.hasWGMMA &&
-            (hooks.options.decodeOutliers == GPUDecodeOutliers::Tile ||
-             (!hooks.options.decodeOutliers &&
-              withDecodeMMADefault(hooks.target, kStackedDecodeRows,
-                                   hooks.options)
-                      .decodeMMA == GPUPrefillMMA::WGMMA)),
-        hooks.options.decodeOutliers == GPUDecodeOutliers::Tile
-            ? 0
-            : kDecodeTileDefaultMinRows,
+            (tileAsked || (!hooks.options.decodeOutliers && stacksOnWgmma)),
+        tileAsked ? 0 : kDecodeTileDefaultMinRows,
         [this](const FusedCorrectionChain &chain, std::string &reason) {
           bool epilogueInKernel = false;
           for (const DecodeChainLaunch &l : decodeChainLaunches(
