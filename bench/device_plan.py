@@ -48,6 +48,14 @@ ENTRY_BENCH = ["bench_full_m16_n14336_k4096", "bench_outlier_k1_m16_n14336_k4096
 DECODE_CHECKS = [W4A16_M16, W4A4_M16, "tail_m9_n200_k160",
                  "tail_w4a4_m5_n45_k352", "tail_m3_n37_k96"]
 
+# The decode tail form at M = 1: its check cases (the lane-banked sum at
+# K = 1024, the [K, M] one at K = 512) and the recipes with weight
+# outliers.
+TAIL_CHECKS = ["recipe_outlier_k2_m1_n200_k1024",
+               "recipe_rot_outl_resid_m1_n200_k512"]
+TAIL_BENCH = ["bench_full_m1_n14336_k4096", "bench_outlier_k1_m1_n14336_k4096",
+              "bench_outlier_k2_m1_n14336_k4096"]
+
 VARIANTS = [
     # The baseline of the same call: today's defaults.
     dict(name="main", options="",
@@ -165,6 +173,16 @@ VARIANTS = [
          bench=["bench_plain_m1_n14336_k4096", "bench_full_m1_n14336_k4096",
                 "bench_plain_m16_n14336_k4096",
                 "bench_full_m16_n14336_k4096"]),
+    # The decode tail form's CTA shape at M = 1 (session 19, H100): the
+    # default is one 16-row group with 8 K warps (full recipe product
+    # 23.3 us); tail32 is the earlier two groups of 4 (24.2), tail16w16
+    # one group of 16 (23.2, outlier top-1 +10%). The options reach every
+    # decode kernel of the recipe, plain W4A4's too, so only the recipes
+    # with weight outliers are timed.
+    dict(name="tail32", options="decode-rows-per-cta=32 decode-warps=8",
+         check=TAIL_CHECKS, bench=TAIL_BENCH),
+    dict(name="tail16w16", options="decode-rows-per-cta=16 decode-warps=16",
+         check=TAIL_CHECKS, bench=TAIL_BENCH),
     # Three K warp groups on the wgmma form (session 15, call 3: W4A16
     # 16 x 14336 x 4096 22.8 us against 26.2 with two, not checked then):
     # the default for bf16 activations up to 16 rows if it passes and

@@ -152,7 +152,8 @@ CASES = [
 # decode-outliers=tail: the decode kernel multiplies the weight outliers
 # after its main loop (runs of a row's entries per lane: one masked entry
 # per lane at K = 128, whole 8-entry vector runs at K = 4096). N = 77:
-# three CTAs of 32 rows (the tail form's 2 row warps), the last partial. At K = 4096 (256 entries per row)
+# five CTAs of 16 rows (the tail form's one row group), the last partial.
+# At K = 4096 (256 entries per row)
 # each CTA copies its rows' entries into shared memory with the
 # activation sum (cp.async, before the main loop); at K = 128 (8 per row,
 # not whole 16-byte pieces) the tail reads them from global memory.
@@ -213,13 +214,16 @@ def test_activation_prep(m, rotate, split, residual, weight_outliers, rotated,
         decode = [l for l in manifest
                   if l["variant"] == "decode_w4a16_epilogue_tail"]
         assert decode, [l["variant"] for l in manifest]
-        # With the entries' copy (32 rows x 256 entries x (2 + 1) bytes)
-        # all the kernel's shared memory is dynamic: the copy, the [K, M]
-        # f32 sum, the result stage ([stacked rows][32]) and the outlier
-        # stage ([M][32]), and the 8 warps' reduction buffer.
+        # One 16-row group per CTA, its K split over the CTA's warps. With
+        # the entries' copy (16 rows x 256 entries x (2 + 1) bytes) all the
+        # kernel's shared memory is dynamic: the copy, the [K, M] f32 sum,
+        # the result stage ([stacked rows][16]) and the outlier stage
+        # ([M][16]), and the warps' reduction buffer (4 sums per lane).
+        warps = decode[0]["block"] // 32
+        assert decode[0]["grid"] == -(-n // 16), decode[0]
         assert decode[0].get("shared_bytes", 0) == (
-            32 * 256 * 3 + 4096 * m * 4 + (len(parts) + 1) * m * 32 * 4 +
-            8 * 4 * 32 * 4
+            16 * 256 * 3 + 4096 * m * 4 + (len(parts) + 1) * m * 16 * 4 +
+            warps * 4 * 32 * 4
             if k == 4096 else 0), decode[0]
     products = 2 if m * len(parts) > 32 else 1
     # One decode product does the epilogue itself unless its weight
@@ -258,8 +262,17 @@ def test_activation_prep(m, rotate, split, residual, weight_outliers, rotated,
         summed = np.float32(0.0) + parts[0]
         for part in parts[1:]:
             summed = summed + part
+        want = summed.T.astype(np.float32)
+        # The tail form reads it lane-banked where its lanes' runs of a
+        # row's entries (top-2 of 32) are whole blocks (TransposedSum.h):
+        # element (k, m) at [k mod C, k / C, m], C = K / 32.
+        per_row = k // 32 * 2
+        tail_form = any(l["variant"].endswith("_tail") for l in manifest)
+        if tail_form and per_row % 32 == 0 and (per_row // 32) % 2 == 0:
+            want = want.reshape(32, k // 32, m).transpose(1, 0, 2)
+        assert got["summed_t"].shape == want.shape, got["summed_t"].shape
         assert np.array_equal(got["summed_t"].view(np.uint32),
-                              summed.T.astype(np.float32).view(np.uint32))
+                              want.view(np.uint32))
     # The chain's result.
     x64 = sum(p.astype(np.float64) for p in parts)
     w64 = deq_w + (ref.scatter_sparse(wv, wi, 32) if weight_outliers else 0.0)

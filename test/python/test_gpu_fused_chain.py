@@ -113,6 +113,21 @@ def test_fused_chain_wgmma(m, weight_outliers, acc, result, k, wbs, wk):
         products, variants
 
 
+@pytest.mark.parametrize("m,acc,result,k,wbs,wk,options", [
+    (1, False, "f32", 1024, 32, 2, ""), (2, True, "bf16", 2048, 16, 1, ""),
+    (3, False, "f32", 2048, 64, 4, "decode-outliers=tail"),
+    (4, True, "f32", 1024, 32, 1, "")])
+def test_fused_chain_lane_banked_sum(m, acc, result, k, wbs, wk, options):
+    # The tail form with whole blocks per lane run (K / 32 columns per
+    # lane: 32, 64, 64, 32): the sum arrives lane-banked and the tail
+    # gathers it by lane (rows 1, 2, 3 and 4: scalar, 8-byte and 16-byte
+    # reads; blocks of 16 with two per unit, 32, and 64 wider than the
+    # unit).
+    variants = check_fused_chain(m, True, acc, result, k, wbs, wk,
+                                 options=options)
+    assert variants[1] == "decode_w4a16_epilogue_tail", variants
+
+
 def test_fused_chain_wgmma_128_rows():
     # Weight outliers from the activation sum's slices (unproven: function
     # arguments) with two warp groups per K warp: each K warp's 256
@@ -180,8 +195,19 @@ def check_fused_chain(m, weight_outliers, acc, result, k, wbs, wk,
                               part.astype(np.float32).view(np.uint32)), g
     if weight_outliers:
         summed = (parts[0] + parts[1]).astype(np.float32) + parts[2]
+        want = summed.T.astype(np.float32)
+        # The tail form reads it lane-banked where its lanes' runs of a
+        # row's entries are whole blocks (TransposedSum.h): element (k, m)
+        # at [k mod C, k / C, m], C = K / 32.
+        tail = any(l.get("variant", "").endswith("_tail") for l in manifest)
+        per_row = k // wbs * wk
+        c = k // 32 if (tail and per_row % 32 == 0
+                        and (per_row // 32) % wk == 0) else 0
+        if c:
+            want = want.reshape(32, c, m).transpose(1, 0, 2)
+        assert got["summed_t"].shape == want.shape, got["summed_t"].shape
         assert np.array_equal(got["summed_t"].view(np.uint32),
-                              summed.T.astype(np.float32).view(np.uint32))
+                              want.view(np.uint32))
     x64 = sum(p.astype(np.float64) for p in parts)
     w64 = deq_w + (scatter(wv, wi, wbs) if weight_outliers else 0.0)
     y64 = x64 @ w64.T + (y0 if acc else 0.0)

@@ -42,6 +42,7 @@
 #include "ElementAccess.h"
 #include "ElementwiseKernel.h"
 #include "QuantizeChunk.h"
+#include "TransposedSum.h"
 
 #include "fp4/Conversion/FP4ToGPU/SchemeGPULoweringInterface.h"
 #include "fp4/Numerics/Hadamard.h"
@@ -735,7 +736,9 @@ FailureOr<KernelPlan> mlir::fp4::buildActivationPrepKernel(
       for (ArrayRef<Value> group : groups)
         total = lops.addf(total, group[j]);
       Value col = arith::AddIOp::create(nb, l, c.col, indexConst(nb, l, j));
-      memref::StoreOp::create(nb, l, total, summedT, ValueRange{col, c.row});
+      memref::StoreOp::create(
+          nb, l, total, summedT,
+          transposedSumIndices(nb, l, col, c.row, spec.sumBankColumns));
     }
   });
   return KernelPlan{{launch}, {}};

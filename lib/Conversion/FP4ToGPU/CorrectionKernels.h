@@ -167,6 +167,9 @@ struct StackActivationsKernelSpec {
   SmallVector<StackedActivationGroup> groups;
   SmallVector<int64_t> outputGroups;
   bool transposedSum = false;
+  /// The transposed sum's layout (TransposedSum.h): 0 [cols, rows], else
+  /// lane-banked [C, 32, rows] with C = this.
+  int64_t sumBankColumns = 0;
   SmallVector<KernelArg> args;
 };
 /// One thread per element (row, col), all groups.
@@ -201,6 +204,8 @@ struct ActivationPrepKernelSpec {
   QuantizedTensorType quantized;
   SmallVector<int64_t> outputGroups;
   bool transposedSum = false;
+  /// The transposed sum's layout (TransposedSum.h), as the stacker's.
+  int64_t sumBankColumns = 0;
   /// The residual (block 4, top 2, bf16) goes out compressed for the
   /// prefill kernel's sparse tensor cores (MatmulKernelSpec::sparseLhs:
   /// values [M, K/2] bf16 by ascending position, metadata [M, K/8] i8)

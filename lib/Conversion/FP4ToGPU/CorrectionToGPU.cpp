@@ -14,6 +14,7 @@
 #include "FragmentDequant.h"
 #include "FusedActivationPrep.h"
 #include "FusedCorrectionChain.h"
+#include "TransposedSum.h"
 
 #include "fp4/Conversion/FP4ToGPU/GPUConfigSelection.h"
 #include "fp4/Conversion/FP4ToGPU/SchemeGPULoweringInterface.h"
@@ -273,6 +274,11 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
                                       ? GPUDecodeOutliers::Tail
                                       : GPUDecodeOutliers::Loop) ==
                         GPUDecodeOutliers::Tail;
+    // The tail's gathers read the sum lane-banked where its lane runs are
+    // whole outlier blocks (TransposedSum.h).
+    if (epilogue.outlierTail)
+      epilogue.sumBankColumns = laneBankedSumColumns(
+          k, epilogue.outlierBlockSize, epilogue.outlierEntries);
   }
   if (chain.outerAcc)
     epilogue.accElementType =
@@ -777,6 +783,11 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
                     "product of the chain")
           << ")";
     stack.transposedSum = outlierEpilogue;
+    // The decode kernel's tail form reads it lane-banked (decided with the
+    // launch, in decodeChainLaunches); the epilogue kernel as [K, M].
+    if (outlierEpilogue && epilogueInKernel)
+      if (const auto &e = decodeLaunches.front().spec.epilogue)
+        stack.sumBankColumns = e->sumBankColumns;
     // The activation side: one prep kernel from x where the chain's
     // activation ops allow it (FusedActivationPrep.h), else the stacker
     // over the parts the ops' own kernels computed.
@@ -841,7 +852,8 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
                   RankedTensorType::get({groups * m, k}, bf16));
       if (stack.transposedSum)
         addOutput(stack.args, outputs, "summed_t",
-                  RankedTensorType::get({k, m}, f32));
+                  transposedSumType(rewriter.getContext(), k, m,
+                                    stack.sumBankColumns));
       stacked = launch(
           end, rewriter, "fp4_stack_activations", stack.args, inputs, outputs,
           [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {
@@ -1130,6 +1142,7 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
         hooks.options.prepReadback == GPUPrepReadback::Shared;
     spec.outputGroups = stack.outputGroups;
     spec.transposedSum = stack.transposedSum;
+    spec.sumBankColumns = stack.sumBankColumns;
     spec.compressedResidual = compressedResidual;
     SmallVector<Value> inputs = input(rewriter, loc, prep.input, "input",
                                       spec.args);
@@ -1164,8 +1177,8 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     }
     if (spec.transposedSum)
       addOutput(spec.args, outputs, "summed_t",
-                RankedTensorType::get({spec.cols, spec.rows},
-                                      rewriter.getF32Type()));
+                transposedSumType(rewriter.getContext(), spec.cols, spec.rows,
+                                  spec.sumBankColumns));
     FailureOr<SmallVector<Value>> results = launch(
         end, rewriter, "fp4_activation_prep", spec.args, inputs, outputs,
         [&](gpu::GPUModuleOp module, StringRef name, std::string &reason) {

@@ -54,6 +54,7 @@
 #include "BF16PairDequant.h"
 #include "CorrectionOperandReader.h"
 #include "ElementwiseKernel.h"
+#include "TransposedSum.h"
 #include "FragmentDequant.h"
 #include "WarpgroupMMA.h"
 #include "fp4/Conversion/FP4ToGPU/KernelBuilders.h"
@@ -819,10 +820,14 @@ void DecodeKernelEmitter::stageActivationSum() {
   sumStaged = true;
   // 16-byte pieces of the flat [K * rows] sum, one per thread and round.
   const int64_t pieces = cfg.k * epi->rows / 4, threads = 32 * cfg.warps;
+  // [K, rows] or lane-banked [C, 32, rows]: the copy is of the bytes.
   auto flatType = MemRefType::get({cfg.k * epi->rows}, b.getF32Type());
+  ReassociationIndices all;
+  for (int64_t d = 0; d < cast<MemRefType>(epi->summedT.getType()).getRank();
+       ++d)
+    all.push_back(d);
   Value flat = memref::CollapseShapeOp::create(
-      b, loc, flatType, epi->summedT,
-      ArrayRef<ReassociationIndices>{ReassociationIndices{0, 1}});
+      b, loc, flatType, epi->summedT, ArrayRef<ReassociationIndices>{all});
   auto v4 = VectorType::get({4}, b.getF32Type());
   // The tail form needs the sum only after the main loop: cp.async (16
   // bytes, L2 only) lets the weight stream start at once (the synchronous
@@ -979,6 +984,13 @@ void DecodeKernelEmitter::addStagedProducts(Value value, Value column,
   const int64_t piece = naturalAlignment(rows * 4) / 4;
   auto type = VectorType::get({piece}, b.getF32Type());
   Value at = mul(column, rows);
+  if (const int64_t c = epi->spec.sumBankColumns) {
+    // Lane-banked (TransposedSum.h): the tail's lane l reads only columns
+    // [l C, (l + 1) C) (its entries are whole blocks, the index clamped
+    // within its block), at word ((column - l C) * 32 + l) * rows.
+    Value local = arith::SubIOp::create(b, loc, column, mul(lane, c));
+    at = mul(add(mul(local, 32), lane), rows);
+  }
   if (sliceK0) {
     // A column outside the group's slice belongs to an entry whose value
     // is 0 here (a unit beyond K, or a block wider than the unit): any
@@ -2106,11 +2118,14 @@ int64_t chooseRowWarps(const DecodeConfig &cfg, bool stagedSum,
   // (64 rows) amortize that (full recipe, 1 x 14336 x 4096: 27.9 us
   // against 31.7 us with one, 31.6 with two; development measurements of
   // 2026-12-03, logs not kept). The tail form, whose CTAs also copy their
-  // entries (planOutlierTail), is fastest with two (same shape, full
-  // recipe 24.5 us against 32.9 with four and 26.5 with three, 27.5 with
-  // one; outlier top-1 20.6 against 24.8; docs/perf/
-  // decode_tail_copy_2026-12-05.txt, decode_wgmma_2026-12-05.txt).
-  int64_t rowWarps = stagedSum ? (outlierTail ? 2 : 4) : cfg.m > 8 ? 2 : 1;
+  // entries (planOutlierTail), takes one with twice the K warps
+  // (chooseKWarps): 896 CTAs of 16 rows spread evenly over 132 SMs (6 or
+  // 7 each; 448 of 32 rows leave 3 or 4, and ncu saw the SMs active 78%
+  // of the kernel), and 8 warps share each copy (full recipe 1 x 14336 x
+  // 4096 on an H100: 23.3 us against 24.2 with two groups of 4 K warps,
+  // 27.1 with one group of 4, 23.2 with 16 warps, which cost outlier
+  // top-1 10%; docs/perf/decode_tail_shape_2026-12-05_s19.txt).
+  int64_t rowWarps = stagedSum ? (outlierTail ? 1 : 4) : cfg.m > 8 ? 2 : 1;
   while (rowWarps > 1 && 16 * cfg.rowTiles * rowWarps > cfg.n)
     rowWarps /= 2;
   return rowWarps;
@@ -2121,14 +2136,22 @@ int64_t chooseRowWarps(const DecodeConfig &cfg, bool stagedSum,
 /// configuration that measured best at every M = 1 shape (14336x4096: 4
 /// warps, 14.9 us; 4096x4096 and 4096x14336: 16 warps, 6.1 / 16.1 us),
 /// without leaving a warp less than one main-loop iteration; at most 8 warps
-/// per CTA once several row groups share it.
-int64_t chooseKWarps(const DecodeConfig &cfg) {
+/// per CTA once several row groups share it. The tail form
+/// (chooseRowWarps) takes twice that, up to 8, where K still gives every
+/// warp an iteration: its CTAs copy the activation sum and their entries
+/// once for all their warps.
+int64_t chooseKWarps(const DecodeConfig &cfg, bool outlierTail) {
   int64_t chunks = llvm::divideCeil(cfg.k, kChunk);
   int64_t maxWarps = cfg.rowWarps > 1 ? 8 : 16;
+  auto fits = [&](int64_t kWarps) {
+    return kWarps * cfg.rowWarps <= maxWarps &&
+           chunks >= cfg.unroll * kWarps;
+  };
   int64_t kWarps = 1;
   while (cfg.numRowCTAs() * kWarps * cfg.rowWarps < kSMs * kResidentWarpsPerSM &&
-         (2 * kWarps) * cfg.rowWarps <= maxWarps &&
-         chunks >= cfg.unroll * (2 * kWarps))
+         fits(2 * kWarps))
+    kWarps *= 2;
+  if (outlierTail && 2 * kWarps * cfg.rowWarps <= 8 && fits(2 * kWarps))
     kWarps *= 2;
   return kWarps;
 }
@@ -2332,6 +2355,16 @@ static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
                "16 or a multiple of 32 elements dividing K";
       return failure();
     }
+    if (e.sumBankColumns != 0 &&
+        (wgmmaForm || !e.outlierTail || e.outlierEntries == 0 ||
+         e.sumBankColumns != laneBankedSumColumns(spec.k, e.outlierBlockSize,
+                                                  e.outlierEntries))) {
+      reason = "a lane-banked activation sum is the tail form's, with "
+               "C = K / 32 where its lanes' runs of entries are whole "
+               "outlier blocks (" +
+               std::to_string(e.sumBankColumns) + " given)";
+      return failure();
+    }
     if (e.outlierEntries > 0 && !wgmmaForm &&
         spec.k * epi->rows * 4 > kDecodeEpilogueMaxSumBytes) {
       reason = "the fused epilogue stages the [K, M] f32 activation sum in "
@@ -2441,7 +2474,7 @@ static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
     }
     cfg.kWarps = config.getWarps() / cfg.rowWarps;
   } else {
-    cfg.kWarps = chooseKWarps(cfg);
+    cfg.kWarps = chooseKWarps(cfg, epi && epi->outliersInTail());
   }
   cfg.warps = cfg.rowWarps * cfg.kWarps;
   if (cfg.warps > 32) {

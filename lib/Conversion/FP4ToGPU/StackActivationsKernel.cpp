@@ -17,6 +17,7 @@
 #include "CorrectionOperandReader.h"
 #include "ElementAccess.h"
 #include "ElementwiseKernel.h"
+#include "TransposedSum.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -101,6 +102,8 @@ FailureOr<KernelPlan> mlir::fp4::buildStackActivationsKernel(
     }
   }
   if (spec.transposedSum)
-    memref::StoreOp::create(b, loc, total, args.back(), ValueRange{col, row});
+    memref::StoreOp::create(
+        b, loc, total, args.back(),
+        transposedSumIndices(b, loc, col, row, spec.sumBankColumns));
   return KernelPlan{{kernel.launch}, {}};
 }

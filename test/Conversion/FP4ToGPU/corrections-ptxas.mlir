@@ -20,12 +20,12 @@
 // RUN: %ptxas -arch=sm_90 -v %t.terms/fp4_kernels.ptx -o /dev/null 2>&1 | FileCheck %s --check-prefix=TERMSPTXAS
 // decode-outliers=tail: the decode kernels multiply the weight outliers in
 // a phase after the main loop (_epilogue_tail); exact arithmetic, no spill.
-// The activation sum and the CTA's entries (32 rows per CTA x 16 entries
+// The activation sum and the CTA's entries (16 rows per CTA x 16 entries
 // x 3 bytes) are copied by cp.async before the main loop and waited for
 // before the tail; all of the kernel's shared memory is then dynamic:
-// 24064 bytes = 1536 of entries + the [256, 16] f32 sum (16384) + the
-// result stage [32][32] f32 (4096) + the outlier stage [16][32] f32
-// (2048).
+// 20224 bytes = 768 of entries + the [256, 16] f32 sum (16384) + the
+// result stage [32][16] f32 (2048) + the outlier stage [16][16] f32
+// (1024).
 // RUN: rm -rf %t.tail && fp4-opt %S/corrections.mlir -fp4-pipeline-nvvm="chip=sm_90 decode-max-m=16 decode-outliers=tail format=isa export-dir=%t.tail" -o /dev/null
 // RUN: FileCheck %s --check-prefix=EXACT < %t.tail/fp4_kernels.ptx
 // RUN: FileCheck %s --check-prefix=TAILPTX < %t.tail/fp4_kernels.ptx
@@ -40,7 +40,7 @@
 // TAILPTXAS-NOT: {{[1-9][0-9]* bytes spill}}
 // TAILPTXAS: 0 bytes spill stores
 // TAILPTXAS-NOT: {{[1-9][0-9]* bytes spill}}
-// TAILJSON: "shared_bytes": 24064,
+// TAILJSON: "shared_bytes": 20224,
 // TAILJSON-NEXT: "variant": "decode_w4a16_epilogue_tail"
 
 // EXACT-NOT: {{fma\.|\.ftz|\.approx|add\.f32|mul\.f32|sub\.f32}}

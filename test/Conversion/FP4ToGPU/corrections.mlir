@@ -20,12 +20,12 @@
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90 decode-max-m=16 decode-outliers=loop" -verify-diagnostics | FileCheck %s
 // By default a chain with at most 2 weight-outlier entries per 32-element
 // unit multiplies them in the decode kernel's tail, the CTA's entries
-// copied to shared memory (32 rows per CTA, 2 row warps: 32 rows x 16
-// entries x 3 bytes; with the sum and the stages, 24064 bytes of dynamic
-// shared memory).
+// copied to shared memory (one 16-row group per CTA, K = 256 gives one K
+// warp: 16 rows x 16 entries x 3 bytes; with the sum and the stages,
+// 20224 bytes of dynamic shared memory).
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90 decode-max-m=16" | FileCheck %s --check-prefix=DEFAULT
-// DEFAULT: <@fp4_kernels::@fp4_matmul_6, variant = "decode_w4a16_epilogue_tail", grid = [3, 1, 1], block = [64, 1, 1], shared_bytes = 24064
-// DEFAULT: <@fp4_kernels::@fp4_matmul_10, variant = "decode_w4a16_epilogue_tail", grid = [3, 1, 1], block = [64, 1, 1], shared_bytes = 24064
+// DEFAULT: <@fp4_kernels::@fp4_matmul_6, variant = "decode_w4a16_epilogue_tail", grid = [6, 1, 1], block = [32, 1, 1], shared_bytes = 20224
+// DEFAULT: <@fp4_kernels::@fp4_matmul_10, variant = "decode_w4a16_epilogue_tail", grid = [6, 1, 1], block = [32, 1, 1], shared_bytes = 20224
 
 // CHECK: module attributes {fp4.gpu_manifest = #fp4.gpu_manifest<chip = "sm_90", plans = [
 // CHECK-SAME: <@fp4_kernels::@fp4_rotate_0, variant = "rotate"

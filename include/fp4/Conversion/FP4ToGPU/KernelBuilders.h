@@ -95,6 +95,12 @@ struct MatmulKernelSpec {
     /// rows, its lanes runs of a row's entries, gathered from the staged
     /// activation sum; the loop keeps the plain product's registers.
     bool outlierTail = false;
+    /// The tail form's activation sum arrives lane-banked, [C, 32, M /
+    /// rowGroups] with C = K / 32 (lib/Conversion/FP4ToGPU/TransposedSum.h:
+    /// the tail's gathers then hit one shared-memory bank per lane); 0:
+    /// [K, M / rowGroups]. Only where the tail's lane runs are whole
+    /// outlier blocks (laneBankedSumColumns).
+    int64_t sumBankColumns = 0;
     /// The accumulator [M / rowGroups, N] added to the result; null: none.
     Type accElementType;
   };
