@@ -64,6 +64,7 @@ VARIANTS = [
                 "bench_residual_24_m16_n14336_k4096", "mm_m1_n14336_k4096",
                 "w4a4_m1_n14336_k4096", "bench_plain_m1_n14336_k4096",
                 "bench_full_m1_n14336_k4096",
+                "bench_outlier_k1_m1_n14336_k4096",
                 "bench_outlier_k2_m1_n14336_k4096"] + ENTRY_BENCH),
     # The weight-tile form (GPU.md, "The decode kernel on warp-group
     # MMA"; decode-outliers=tile): the default for proven weight outliers
