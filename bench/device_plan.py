@@ -184,6 +184,14 @@ VARIANTS = [
          check=TAIL_CHECKS, bench=TAIL_BENCH),
     dict(name="tail16w16", options="decode-rows-per-cta=16 decode-warps=16",
          check=TAIL_CHECKS, bench=TAIL_BENCH),
+    # The default's 256-element groups are two per warp at K = 4096, each
+    # waited for in turn; 512 issues all four chunks at once (56
+    # registers), 128 runs four groups but fits a fifth CTA per SM (48
+    # registers; ptxas, session 19).
+    dict(name="tail_u512", options="decode-k-unroll=512",
+         check=TAIL_CHECKS, bench=TAIL_BENCH),
+    dict(name="tail_u128", options="decode-k-unroll=128",
+         check=TAIL_CHECKS, bench=TAIL_BENCH),
     # Three K warp groups on the wgmma form (session 15, call 3: W4A16
     # 16 x 14336 x 4096 22.8 us against 26.2 with two, not checked then):
     # the default for bf16 activations up to 16 rows if it passes and
