@@ -13,6 +13,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
+#include <tuple>
 
 #include <unistd.h>
 
@@ -93,7 +94,10 @@ bool fp4opt::checkPassOptionFlags(int argc, char **argv) {
     if (!arg.consume_front("-"))
       continue;
     arg.consume_front("-");
-    auto [name, options] = arg.split('=');
+    // Plain variables, not a structured binding: the lambda below
+    // captures `options` (capturing a binding needs C++20).
+    StringRef name, options;
+    std::tie(name, options) = arg.split('=');
     if (options.empty() && !arg.contains('='))
       continue;
     const PassRegistryEntry *entry = PassInfo::lookup(name);

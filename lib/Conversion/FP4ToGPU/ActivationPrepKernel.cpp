@@ -538,9 +538,13 @@ static void copyStagedComponents(OpBuilder &b, Location loc,
                                  ArrayRef<Value> outputs,
                                  ArrayRef<int64_t> divisors, Value row,
                                  Value col, int64_t e) {
-  for (auto [from, to, d] : llvm::zip_equal(staged, outputs, divisors)) {
+  for (auto [fromValue, toValue, d] :
+       llvm::zip_equal(staged, outputs, divisors)) {
     if (d == 0)
       continue;
+    // Plain copies: the lambda below captures them (a structured binding
+    // is capturable only from C++20).
+    Value from = fromValue, to = toValue;
     Value first = arith::DivUIOp::create(b, loc, col, indexConst(b, loc, d));
     auto copy = [&](OpBuilder &nb, Location l, int64_t count) {
       SmallVector<Value> values =
