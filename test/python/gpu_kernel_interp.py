@@ -307,6 +307,9 @@ class Buffer:
             self.bytes = np.zeros(n * self.dtype.itemsize, np.uint8) \
                 if data is None else data
         self.per_cta = ctas is not None
+        # Byte offset in its CTA's shared memory (views of dynamic shared
+        # memory; shared-memory bank statistics only).
+        self.base = 0
 
     def view(self, offset, shape, elem):
         """memref.view: a typed view at byte `offset` sharing the bytes."""
@@ -317,6 +320,7 @@ class Buffer:
             f"view [{offset}, {offset + size}) outside {total} bytes"
         v.bytes = self.bytes[..., offset:offset + size]
         v.per_cta = self.per_cta
+        v.base = self.base + offset
         return v
 
     def linear(self, idx):
@@ -365,6 +369,35 @@ def _convert_float(x, src, dst):
 # sm_90 CTA can have.
 DEFAULT_SHARED_BYTES = 228 * 1024
 
+# With COUNT_SHARED set, every Launch counts its shared-memory traffic in
+# Launch.stats (count_shared, count_wgmma_operand): a diagnostic of the
+# kernel's access pattern (bench/shared_traffic.py), not of its values.
+COUNT_SHARED = False
+
+
+def shared_wavefronts(warp, lane, addr, nbytes):
+    """Wavefronts of one shared-memory request of `nbytes` per thread at
+    byte addresses `addr` by the active threads (warp and lane ids): a
+    warp's request is split into phases of 32 / 16 / 8 lanes for accesses
+    of <= 4 / 8 / 16 bytes (128 bytes per phase); within a phase each of
+    the 32 4-byte banks serves one distinct word per wavefront (threads
+    reading the same word share it). Returns (wavefronts, phases)."""
+    if len(addr) == 0:
+        return 0, 0
+    per_phase = 32 if nbytes <= 4 else (16 if nbytes == 8 else 8)
+    group = warp.astype(np.int64) * 4 + lane.astype(np.int64) // per_phase
+    nwords = max(1, nbytes // 4)
+    words = (addr.astype(np.int64) // 4)[:, None] + np.arange(nwords)[None, :]
+    groups = np.repeat(group, nwords)
+    words = words.reshape(-1)
+    pairs = np.unique(np.stack([groups, words], axis=1), axis=0)
+    banks = np.stack([pairs[:, 0], pairs[:, 1] % 32], axis=1)
+    keys, per_bank = np.unique(banks, axis=0, return_counts=True)
+    phase_ids, inverse = np.unique(keys[:, 0], return_inverse=True)
+    worst = np.zeros(len(phase_ids), np.int64)
+    np.maximum.at(worst, inverse, per_bank)
+    return int(worst.sum()), len(phase_ids)
+
 
 class Launch:
     def __init__(self, func, grid, block, buffers, shared_bytes=None):
@@ -380,6 +413,7 @@ class Launch:
         self.n = self.ctas * block
         self.gid = np.arange(self.n, dtype=np.uint64)
         self.env = {}
+        self.stats = {} if COUNT_SHARED else None
         args, _ = func.regions[0]
         wg = [a for a in args if "workgroup" in a[1]]
         for (name, _), buf in zip([a for a in args if a not in wg], buffers):
@@ -404,6 +438,42 @@ class Launch:
                 return [self.val(o) for o in op.operands]
             self.exec(op, mask)
         return []
+
+    def count_shared(self, kind, buf, offsets, nbytes, mask):
+        """With COUNT_SHARED: one request of `kind` ("ld", "st",
+        "cp.async") of `nbytes` per thread to shared buffer `buf` into
+        self.stats["kind.bBITS"]: requests (warps), bytes, wavefronts and
+        the conflict-free minimum."""
+        if self.stats is None or not buf.per_cta:
+            return
+        active = np.asarray(mask, bool)
+        gid = self.gid[active].astype(np.int64)
+        warp, lane = gid // 32, gid % 32
+        addr = buf.base + np.asarray(offsets, np.int64)[active]
+        waves, phases = shared_wavefronts(warp, lane, addr, nbytes)
+        minimum = max(phases, -(-len(addr) * nbytes // 128))
+        st = self.stats.setdefault(f"{kind}.b{8 * nbytes}",
+                                   dict(requests=0, bytes=0, wavefronts=0,
+                                        ideal=0))
+        st["requests"] += len(np.unique(warp))
+        st["bytes"] += len(addr) * nbytes
+        st["wavefronts"] += waves
+        st["ideal"] += minimum
+
+    def count_wgmma_operand(self, rows, k_elems, mask):
+        """With COUNT_SHARED: a wgmma operand of rows x k_elems bf16 read
+        from shared memory by each active warp group (the swizzled layouts
+        are conflict-free: 128 bytes per wavefront)."""
+        if self.stats is None:
+            return
+        groups = int(np.asarray(mask, bool).reshape(-1, 128).any(1).sum())
+        nbytes = groups * rows * k_elems * 2
+        st = self.stats.setdefault("wgmma", dict(requests=0, bytes=0,
+                                                 wavefronts=0, ideal=0))
+        st["requests"] += groups
+        st["bytes"] += nbytes
+        st["wavefronts"] += nbytes // 128
+        st["ideal"] += nbytes // 128
 
     def address(self, buf, idx):
         lin = buf.linear([self.val(i) for i in idx])
@@ -650,15 +720,18 @@ class Launch:
                 _, shape, e = parse_type(tout)
                 n = shape[0] * buf.dtype.itemsize
                 off = self.address(buf, op.operands[1:])
+                self.count_shared("ld", buf, off, n, mask)
                 self.set(op, [self.gather(buf, off, n, mask).view(buf.dtype)])
             elif name == "vector.store":
                 buf = ins[1]
                 off = self.address(buf, op.operands[2:])
                 data = np.ascontiguousarray(ins[0]).view(np.uint8)
+                self.count_shared("st", buf, off, data.shape[1], mask)
                 self.scatter(buf, off, data, mask)
             elif name == "memref.load":
                 buf = ins[0]
                 off = self.address(buf, op.operands[1:])
+                self.count_shared("ld", buf, off, buf.dtype.itemsize, mask)
                 v = self.gather(buf, off, buf.dtype.itemsize,
                                 mask).view(buf.dtype)
                 self.set(op, [v[:, 0].copy()])
@@ -670,6 +743,7 @@ class Launch:
                     v.astype(buf.dtype) if v.dtype != buf.dtype and
                     v.dtype.itemsize != buf.dtype.itemsize else
                     v.view(buf.dtype))[:, None].view(np.uint8)
+                self.count_shared("st", buf, off, buf.dtype.itemsize, mask)
                 self.scatter(buf, off, data, mask)
             elif name == "memref.atomic_rmw":
                 assert re.search(r"kind = 7 : i64", op.props), "only maxu"
@@ -939,6 +1013,8 @@ def _wgmma(self, op, ins, mask):
     read = self.warpgroup_operands(desc_a, desc_b, mask)
     A = read(0, 64, 16)           # [groups, 64, 16]
     B = read(1, N, 16)            # [groups, N, 16]
+    self.count_wgmma_operand(64, 16, mask)
+    self.count_wgmma_operand(N, 16, mask)
     return _warpgroup_result(A @ B.transpose(0, 2, 1), acc, mask)
 
 
@@ -1025,6 +1101,8 @@ def _inline_wgmma_sp(self, op, ins, mask):
     read = self.warpgroup_operands(desc_a, desc_b, mask)
     Ac = read(0, 64, 16)          # [groups, 64, 16] packed
     B = read(1, N, 32)            # [groups, N, 32]
+    self.count_wgmma_operand(64, 16, mask)
+    self.count_wgmma_operand(N, 32, mask)
     groups = Ac.shape[0]
     gmask = mask.reshape(groups, 128)
     words = meta.reshape(groups, 128).astype(np.uint32)
@@ -1083,6 +1161,7 @@ def _inline_wgmma_rs(self, op, ins, mask):
     desc_b = ins[regs + 4]
     read = self.warpgroup_operands(desc_b, desc_b, mask)
     B = read(1, N, 16)            # [groups, N, 16]
+    self.count_wgmma_operand(N, 16, mask)
     groups = B.shape[0]
     t = np.arange(128)
     w, g, q = t // 32, (t % 32) // 4, t % 4
@@ -1140,6 +1219,7 @@ def _async_copy(self, op, ins, mask):
     if count:
         keep = np.arange(nbytes)[None, :] < (n_src * size)[:, None]
         data = np.where(keep, data, 0).astype(np.uint8)
+    self.count_shared("cp.async", dst, dst_off, nbytes, mask)
     self.scatter(dst, dst_off, data, mask)
     return np.zeros(self.n, np.uint8)  # the token
 
@@ -1159,6 +1239,8 @@ def _ldmatrix(self, op, ins, mask):
     assert np.all(warp_mask.all(1) | ~warp_mask.any(1)), \
         "ldmatrix is warp-collective: the whole warp or none"
     rows = self.address(buf, op.operands[1:])  # byte address per lane
+    # Lanes 8j..8j+7 address matrix j's 8 rows of 16 bytes: one phase each.
+    self.count_shared("ld", buf, rows, 16, mask)
     lane = (self.gid % np.uint64(32)).astype(np.int64)
     base = self.gid.astype(np.int64) - lane
     regs = []
