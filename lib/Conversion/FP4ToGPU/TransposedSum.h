@@ -17,7 +17,10 @@
 // bank (rows 1), or they share it as a vector load of rows words must
 // (rows 2, 4; rows 3 is odd, so 3 l mod 32 is distinct too). In [K, rows]
 // the bank is the entry's random index within its block, which costs
-// about 3.5 conflict rounds per gather of 32 random columns.
+// about 3.5 conflict rounds per gather of 32 random columns. From 8 rows
+// (K <= 1024, the staged sum's 32 KB) lanes l and l + 4 of a 16-byte
+// phase meet on one bank quad: 2 wavefronts per phase, where [K, rows]
+// takes about 3 (bench/shared_traffic.py 8 128 1024).
 //
 //===----------------------------------------------------------------------===//
 
