@@ -19,8 +19,9 @@
 // the bank is the entry's random index within its block, which costs
 // about 3.5 conflict rounds per gather of 32 random columns. From 8 rows
 // (K <= 1024, the staged sum's 32 KB) lanes l and l + 4 of a 16-byte
-// phase meet on one bank quad: 2 wavefronts per phase, where [K, rows]
-// takes about 3 (bench/shared_traffic.py 8 128 1024).
+// phase meet on one bank quad: 2.0x the minimum wavefronts (full recipe
+// 8 x 128 x 1024, bench/shared_traffic.py), where [K, rows] reads run at
+// 3.5x (8 x 128 x 512).
 //
 //===----------------------------------------------------------------------===//
 
