@@ -90,6 +90,28 @@ def test_tail_gathers_from_the_lane_banked_sum_are_conflict_free():
     assert plain["ld.b32"]["wavefronts"] > 2 * plain["ld.b32"]["ideal"]
 
 
+@pytest.mark.parametrize("m", [1, 2, 3, 4])
+def test_tail_reads_are_at_their_minimum_up_to_4_rows(m):
+    # K = 1024 banks the sum (C = 32); 1 to 4 result rows make the
+    # gathers 4-, 8-, 4- (3 rows: scalar reads, 3 l mod 32 distinct) and
+    # 16-byte reads (TransposedSum.h). Every shared read of the tail
+    # kernel is at its minimum.
+    st = recipe_stats(m, 128, 1024)["decode_w4a16_epilogue_tail"]
+    reads = {k: v for k, v in st.items() if k.startswith("ld.")}
+    assert reads
+    for kind, v in reads.items():
+        assert v["wavefronts"] == v["ideal"], (kind, v)
+
+
+def test_tail_gathers_at_8_rows_take_two_wavefronts_per_phase():
+    # The limit TransposedSum.h states: from 8 rows lanes l and l + 4 of a
+    # 16-byte phase share a bank quad (2x), where [K, M] takes 3.5x.
+    banked = recipe_stats(8, 128, 1024)["decode_w4a16_epilogue_tail"]
+    assert banked["ld.b128"]["wavefronts"] == 2 * banked["ld.b128"]["ideal"]
+    plain = recipe_stats(8, 128, 512)["decode_w4a16_epilogue_tail"]
+    assert plain["ld.b128"]["wavefronts"] > 3 * plain["ld.b128"]["ideal"]
+
+
 def test_weight_tile_stores_are_conflict_free():
     st = recipe_stats(16, 128, 1024)["decode_w4a16_wgmma_entries_epilogue"]
     # The dequantized tile and the staged activations: 16-byte stores,

@@ -54,8 +54,8 @@
 #include "BF16PairDequant.h"
 #include "CorrectionOperandReader.h"
 #include "ElementwiseKernel.h"
-#include "TransposedSum.h"
 #include "FragmentDequant.h"
+#include "TransposedSum.h"
 #include "WarpgroupMMA.h"
 #include "fp4/Conversion/FP4ToGPU/KernelBuilders.h"
 
@@ -821,13 +821,7 @@ void DecodeKernelEmitter::stageActivationSum() {
   // 16-byte pieces of the flat [K * rows] sum, one per thread and round.
   const int64_t pieces = cfg.k * epi->rows / 4, threads = 32 * cfg.warps;
   // [K, rows] or lane-banked [C, 32, rows]: the copy is of the bytes.
-  auto flatType = MemRefType::get({cfg.k * epi->rows}, b.getF32Type());
-  ReassociationIndices all;
-  for (int64_t d = 0; d < cast<MemRefType>(epi->summedT.getType()).getRank();
-       ++d)
-    all.push_back(d);
-  Value flat = memref::CollapseShapeOp::create(
-      b, loc, flatType, epi->summedT, ArrayRef<ReassociationIndices>{all});
+  Value flat = flattenMemref(b, loc, epi->summedT);
   auto v4 = VectorType::get({4}, b.getF32Type());
   // The tail form needs the sum only after the main loop: cp.async (16
   // bytes, L2 only) lets the weight stream start at once (the synchronous
@@ -899,18 +893,7 @@ void DecodeKernelEmitter::prefetchOutlierEntries() {
   auto copyRun = [&](Value src, Value to, int64_t elementBytes) {
     const int64_t piece = 16 / elementBytes;
     const int64_t total = cfg.n * perRow, count = perCTA * perRow / piece;
-    auto flatten = [&](Value m, int64_t size) -> Value {
-      auto t = cast<MemRefType>(m.getType());
-      ReassociationIndices all;
-      for (int64_t d = 0; d < t.getRank(); ++d)
-        all.push_back(d);
-      return memref::CollapseShapeOp::create(
-          b, loc,
-          MemRefType::get({size}, t.getElementType(),
-                          MemRefLayoutAttrInterface(), t.getMemorySpace()),
-          m, ArrayRef<ReassociationIndices>{all});
-    };
-    Value from = flatten(src, total);
+    Value from = flattenMemref(b, loc, src);
     Value base = mul(mul(rowCTA, perCTA), perRow);
     for (int64_t it = 0; it * threads < count; ++it) {
       Value i = add(tid, it * threads);
@@ -1338,9 +1321,7 @@ void DecodeKernelEmitter::stageSumSlice(Value firstChunk, int64_t count) {
   // partial last chunk; those entries' values are 0).
   const int64_t rows = epi->rows, total = cfg.k * rows;
   const int64_t pieces = count * kChunk * rows / 4;
-  Value flat = memref::CollapseShapeOp::create(
-      b, loc, epi->summedT,
-      ArrayRef<ReassociationIndices>{ReassociationIndices{0, 1}});
+  Value flat = flattenMemref(b, loc, epi->summedT);
   const int64_t threads = cfg.groupThreads();
   Value t = rem(tid, threads);
   Value src0 = mul(mul(firstChunk, kChunk), rows);

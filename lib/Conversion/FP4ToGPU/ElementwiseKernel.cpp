@@ -25,6 +25,18 @@ Value mlir::fp4::indexConst(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
+Value mlir::fp4::flattenMemref(OpBuilder &b, Location loc, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  ReassociationIndices all;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    all.push_back(d);
+  return memref::CollapseShapeOp::create(
+      b, loc,
+      MemRefType::get({type.getNumElements()}, type.getElementType(),
+                      MemRefLayoutAttrInterface(), type.getMemorySpace()),
+      memref, ArrayRef<ReassociationIndices>{all});
+}
+
 int64_t mlir::fp4::naturalAlignment(int64_t bytes) {
   int64_t a = 1;
   while (a < 16 && bytes % (2 * a) == 0)

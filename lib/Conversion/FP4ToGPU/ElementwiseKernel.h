@@ -109,6 +109,9 @@ Value indexConst(OpBuilder &b, Location loc, int64_t v);
 /// its size (the caller guarantees the offset is a multiple of the size).
 SmallVector<Value> loadElements(OpBuilder &b, Location loc, Value memref,
                                 ValueRange indices, int64_t count);
+/// The row-major flat view (memref.collapse_shape of every dimension) of a
+/// static, identity-layout `memref`, in its memory space.
+Value flattenMemref(OpBuilder &b, Location loc, Value memref);
 /// The largest power of two dividing `bytes`, at most 16: the alignment of
 /// a vector access of `bytes` bytes at a multiple of `bytes`.
 int64_t naturalAlignment(int64_t bytes);

@@ -431,19 +431,9 @@ buildWarpPerRowSliced(OpBuilder &b, Location loc, gpu::GPUModuleOp module,
         arith::MinUIOp::create(b, loc, row, idx(b, loc, spec.n - 1)));
   }
   // Flat views of the [N, blocks, k] entries and the [K, M] sum.
-  auto flatten = [&](Value memref) {
-    auto type = cast<MemRefType>(memref.getType());
-    auto flatType = MemRefType::get({type.getNumElements()},
-                                    type.getElementType());
-    ReassociationIndices all;
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      all.push_back(d);
-    return memref::CollapseShapeOp::create(
-               b, loc, flatType, memref, ArrayRef<ReassociationIndices>{all})
-        .getResult();
-  };
-  Value flatValues = flatten(values), flatIndices = flatten(indices);
-  Value flatSum = flatten(summedT);
+  Value flatValues = flattenMemref(b, loc, values);
+  Value flatIndices = flattenMemref(b, loc, indices);
+  Value flatSum = flattenMemref(b, loc, summedT);
 
   // Staged rows of M = 16 floats are 64 bytes: the 16-byte pieces of rows
   // at random columns would fall on 2 of the 8 bank groups (16-way
