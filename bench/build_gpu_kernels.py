@@ -55,6 +55,11 @@ def main():
                          "(bench/gpu_recipes.py) into OUT/recipes/")
     ap.add_argument("--only-recipes", action="store_true",
                     help="build only the recipe cases")
+    ap.add_argument("--fold-weights", choices=["auto", "yes", "no"],
+                    default="auto",
+                    help="recipe bench cases: weight parts as folded "
+                         "constants (yes), as arguments (no), or folded "
+                         "from gpu_recipes.FOLDED_FROM_M rows (auto)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     if args.recipes or args.only_recipes:
@@ -73,7 +78,9 @@ def main():
             if args.only and case["name"] not in args.only:
                 continue
             d = os.path.join(args.out, "recipes", case["name"])
-            gpu.compile(gpu_recipes.bench_mlir(case), chip=args.chip, out_dir=d,
+            fold = {"auto": None, "yes": True, "no": False}[args.fold_weights]
+            gpu.compile(gpu_recipes.bench_mlir(case, fold_weight=fold),
+                        chip=args.chip, out_dir=d,
                         options=("format=isa " + args.options).strip())
             # The input holds the folded-weight constants of some rows
             # (tens of MB): the device needs only the kernels.

@@ -122,6 +122,37 @@ VARIANTS = [
          check=["recipe_rot_outl_resid_m16_n77_k224",
                 "recipe_outlier_k2_m16_n77_k224"],
          bench=ENTRY_BENCH[:2]),
+    # The register form of the weight entries (decode-outliers=patch,
+    # session 20): each lane replaces the entries' elements in its own
+    # dequantized A fragments, so the warp-group form keeps register-A
+    # wgmma and has no shared weight tile (the tile form's 16 x 14336 x
+    # 4096 product runs at L1/TEX 85% on its tile traffic, session 19).
+    # The default for proven weight outliers from 9 rows if faster than
+    # main's tile (full recipe) and prefill entries (outlier-only 16 rows).
+    dict(name="patch", options="decode-outliers=patch",
+         check=ENTRY_CHECKS, bench=ENTRY_BENCH),
+    # At M = 1 the same option moves the recipes with proven weight
+    # outliers from the tail form (896 CTAs, the activation sum copied
+    # into each) to the warp-group form with the patch (224 CTAs of 64
+    # rows, no sum, no tail). Proven needs the weight parts folded (the
+    # M = 1 rows otherwise pass them as arguments); m1_folded is the
+    # default plan on the same folded constants (the tail form).
+    dict(name="patch_m1", options="decode-outliers=patch",
+         fold="yes", check=TAIL_CHECKS, bench=TAIL_BENCH),
+    dict(name="m1_folded", options="", fold="yes",
+         check=TAIL_CHECKS[:1], bench=TAIL_BENCH),
+    dict(name="patch_w12", options="decode-outliers=patch decode-warps=12",
+         check=["recipe_rot_outl_resid_m16_n77_k224",
+                "recipe_rot_outl_resid_m12_n77_k352"],
+         bench=ENTRY_BENCH[:2]),
+    dict(name="patch_pf2", options="decode-outliers=patch decode-prefetch=2",
+         check=["recipe_rot_outl_resid_m16_n77_k224"], bench=ENTRY_BENCH[:2]),
+    dict(name="patch_rows128",
+         options="decode-outliers=patch decode-rows-per-cta=128 "
+                 "decode-warps=16",
+         check=["recipe_rot_outl_resid_m16_n77_k224",
+                "recipe_outlier_k2_m16_n77_k224"],
+         bench=ENTRY_BENCH[:2]),
     # The activation prep reading its codes and scales back from shared
     # copies (prep-readback=shared, session 16): the default if no recipe
     # row gets slower; checked at decode and small prefill sizes (where
@@ -221,6 +252,8 @@ def build(out, names):
                "--only"] + sorted(set(v["check"] + v["bench"]))
         if v["options"]:
             cmd += ["--options", v["options"]]
+        if v.get("fold"):
+            cmd += ["--fold-weights", v["fold"]]
         print("+", " ".join(cmd), flush=True)
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
 

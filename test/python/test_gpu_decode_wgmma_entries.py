@@ -63,7 +63,26 @@ CASES = [
     (8, 150, 1184, 16, 2, True,
      "decode-outliers=tile decode-rows-per-cta=128 decode-warps=16 "
      "decode-prefetch=1 decode-k-unroll=256"),
+    # decode-outliers=patch: the same entries replace their elements in
+    # each lane's register fragments (no tile): blocks of 16, 32 and 64,
+    # partial chunks, pipelined at depth 1 and 2, two warp groups per CTA.
+    (16, 77, 320, 32, 2, True, "decode-outliers=patch"),
+    (16, 77, 4096, 32, 2, True, "decode-outliers=patch"),
+    (9, 70, 320, 16, 1, False, "decode-outliers=patch"),
+    (1, 70, 320, 64, 4, False, "decode-outliers=patch"),
+    (12, 64, 256, 32, 1, True, "decode-outliers=patch"),
+    (16, 77, 1184, 32, 2, True,
+     "decode-outliers=patch decode-prefetch=1 decode-k-unroll=256"),
+    (10, 70, 1600, 16, 2, True,
+     "decode-outliers=patch decode-prefetch=2 decode-warps=12"),
+    (16, 200, 320, 32, 2, True,
+     "decode-outliers=patch decode-rows-per-cta=128"),
 ]
+
+
+def entries_variant(options):
+    form = "patch" if "decode-outliers=patch" in options else "entries"
+    return f"decode_w4a16_wgmma_{form}_epilogue"
 
 
 @pytest.mark.parametrize("m,n,k,wb,wk,split,options", CASES)
@@ -91,15 +110,21 @@ def test_decode_wgmma_weight_entries(m, n, k, wb, wk, split, options):
         weight_k=wk), chip="sm_90a", options=options)
     launches = prep_and_matmul(manifest)
     prep, matmul = launches
-    assert matmul["variant"] == "decode_w4a16_wgmma_entries_epilogue", \
-        matmul["variant"]
-    # No activation sum: the outliers are in the weight tile.
+    assert matmul["variant"] == entries_variant(options), matmul["variant"]
+    # No activation sum: the outliers are in the weight operand.
     assert "summed_t" not in [a[0] for a in prep["args"]], prep["args"]
     names = [a[0] for a in matmul["args"]]
     assert names == ["stacked0", "weight.codes", "weight.scales",
                      "weights.values", "weights.indices", "result"], names
-    assert interp.count_ops(kernels[matmul["name"]],
-                            "nvvm.wgmma.mma_async") > 0
+    kernel = kernels[matmul["name"]]
+    if "decode-outliers=patch" in options:
+        # Register-A wgmma (inline PTX) and no shared weight tile: the
+        # dynamic shared memory is the activation slots and the stages.
+        assert interp.count_ops(kernel, "nvvm.wgmma.mma_async") == 0
+        assert interp.count_ops(kernel, "llvm.inline_asm") > 0
+        assert interp.count_ops(kernel, "nvvm.prmt") > 0
+    else:
+        assert interp.count_ops(kernel, "nvvm.wgmma.mma_async") > 0
 
     inputs = {"input": bf16_bits(x), "weight.codes": qw.codes,
               "weight.scales": qw.scales.view(np.uint8),
@@ -133,7 +158,9 @@ def test_unproven_weight_outliers_keep_the_sum():
     assert "summed_t" in [a[0] for a in matmul["args"]]
 
 
-def test_weight_tile_with_16_element_scale_blocks():
+@pytest.mark.parametrize("options", ["decode-outliers=tile",
+                                     "decode-outliers=patch"])
+def test_weight_tile_with_16_element_scale_blocks(options):
     # An MXFP4 weight with scale blocks of 16: each 32-element unit takes
     # two scale bytes (words 0-1 and 2-3 of the unit), its dequantized
     # 16-byte chunks in the tile use the word's own byte.
@@ -156,10 +183,9 @@ def test_weight_tile_with_16_element_scale_blocks():
     w32 = f"!fp4.tensor<{n}x{k}xf4E2M1FN, #fp4.mxfp4<block_size = 32>"
     assert w32 in mlir
     mlir = mlir.replace(w32, w32.replace("block_size = 32", "block_size = 16"))
-    kernels, manifest = compile_op(mlir, chip="sm_90a",
-                                   options="decode-outliers=tile")
+    kernels, manifest = compile_op(mlir, chip="sm_90a", options=options)
     prep, matmul = prep_and_matmul(manifest)
-    assert matmul["variant"] == "decode_w4a16_wgmma_entries_epilogue"
+    assert matmul["variant"] == entries_variant(options)
     got = run_plan(kernels, [prep, matmul], {
         "input": bf16_bits(x), "weight.codes": qw.codes,
         "weight.scales": qw.scales.view(np.uint8),

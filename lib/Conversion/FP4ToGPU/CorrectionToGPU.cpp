@@ -254,7 +254,8 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   if (entriesInTile) {
     spec.weightEntries = MatmulKernelSpec::WeightEntries{
         chain.weightBlockSize,
-        cast<RankedTensorType>(chain.weightValues.getType()).getShape().back()};
+        cast<RankedTensorType>(chain.weightValues.getType()).getShape().back(),
+        options.decodeOutliers == GPUDecodeOutliers::Patch};
   } else if (chain.weightValues) {
     auto valuesType = cast<RankedTensorType>(chain.weightValues.getType());
     epilogue.outlierBlockSize = chain.weightBlockSize;
@@ -267,7 +268,7 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
     // sum's slices).
     // (decode-outliers=tile where the tile cannot take them: the default.)
     std::optional<GPUDecodeOutliers> form = options.decodeOutliers;
-    if (form == GPUDecodeOutliers::Tile)
+    if (isEntriesForm(form))
       form.reset();
     epilogue.outlierTail =
         !onWgmma && form.value_or(unitEntries <= 2
@@ -328,8 +329,7 @@ struct CorrectionPattern : public OpRewritePattern<OpTy> {
     const bool stacksOnWgmma =
         withDecodeMMADefault(hooks.target, kStackedDecodeRows, hooks.options)
             .decodeMMA == GPUPrefillMMA::WGMMA;
-    const bool tileAsked =
-        hooks.options.decodeOutliers == GPUDecodeOutliers::Tile;
+    const bool tileAsked = isEntriesForm(hooks.options.decodeOutliers);
     return ChainAnalysisContext{
         getDecodeMaxM(hooks.target, hooks.options), *splits,
         [this](const FusedCorrectionChain &chain, std::string &reason) {
@@ -772,10 +772,14 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     const bool outlierEpilogue =
         chain.weightValues && chain.decode && !entriesInTile;
     if (outlierEpilogue && hooks.remarks &&
-        hooks.options.decodeOutliers == GPUDecodeOutliers::Tile)
+        isEntriesForm(hooks.options.decodeOutliers))
       end->emitRemark()
-          << "decode-outliers=tile: the weight outliers are multiplied from "
-             "the activation sum, not written into a weight tile ("
+          << "decode-outliers="
+          << (hooks.options.decodeOutliers == GPUDecodeOutliers::Patch
+                  ? "patch"
+                  : "tile")
+          << ": the weight outliers are multiplied from the activation sum, "
+             "not written into the weight operand ("
           << (!chain.weightEntriesProven
                   ? "the quantized weight is not proven +-0 at their "
                     "positions"

@@ -169,6 +169,10 @@ struct DecodeConfig {
   /// dequantized weights go to a shared 64-row tile, the weight entries
   /// over their elements, and wgmma reads both operands from shared memory.
   bool weightTile = false;
+  /// Its register form with weight entries (WeightEntries::inRegisters):
+  /// each lane replaces the entries' elements in its own dequantized A
+  /// fragments before the register-A wgmma; no tile.
+  bool entryPatch = false;
 
   int64_t fullChunks() const { return k / kChunk; }
   int64_t fullGroups() const { return fullChunks() / unroll; }
@@ -371,6 +375,15 @@ private:
   void storeWeightTile(ArrayRef<ChunkLoads> chunks);
   void storeTileEntries(const ChunkLoads &loads, int64_t half,
                         Value rowWord, Value lc);
+  /// Entry e of the unit of weight row `half`: its element within the unit
+  /// (i32) and whether the lane skips it (null: never).
+  std::pair<Value, Value> entryColumn(const ChunkLoads &loads, int64_t half,
+                                      int64_t e);
+  /// The register form: the entries of weight row `half` replace their
+  /// elements in the lane's 16 dequantized pairs of that row's unit
+  /// (pairs[4 v + p]: pair p of code word v).
+  void patchEntries(const ChunkLoads &loads, int64_t half,
+                    MutableArrayRef<Value> pairs);
   /// The weight-tile form's K order in a K-major 128-byte-swizzle buffer
   /// of `rows`-row atoms starting at i32 word `base`: word v of unit
   /// `unit` (0..3) of a chunk is its 16-byte chunk 4 unit + v, in atom
@@ -1419,6 +1432,48 @@ void DecodeKernelEmitter::storeWeightTile(ArrayRef<ChunkLoads> chunks) {
   }
 }
 
+std::pair<Value, Value>
+DecodeKernelEmitter::entryColumn(const ChunkLoads &loads, int64_t half,
+                                 int64_t e) {
+  const int64_t bs = entries->blockSize, perBlock = entries->entries;
+  auto andi = [&](Value x, int64_t m) {
+    return arith::AndIOp::create(b, loc, x, i32(m)).getResult();
+  };
+  Value index = arith::ExtUIOp::create(b, loc, b.getI32Type(),
+                                       loads.outlierIndices[half][e]);
+  // An index is < the block size by the op's contract; masking keeps a
+  // corrupt one inside the unit (a wrong product, never a stray store).
+  Value column, skip;
+  if (bs == 16) {
+    column = arith::AddIOp::create(b, loc, andi(index, 15),
+                                   i32(16 * (e / perBlock)));
+  } else if (bs == kUnit) {
+    column = andi(index, 31);
+  } else {
+    // A block wider than the unit: only the unit holding the entry.
+    Value unitOffset = arith::IndexCastUIOp::create(
+        b, loc, b.getI32Type(), rem(loads.unitK0, bs));
+    Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        index, unitOffset);
+    column = arith::SubIOp::create(b, loc, index, unitOffset);
+    skip = arith::OrIOp::create(
+        b, loc, below,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, column,
+                              i32(kUnit)));
+    column = andi(column, 31);
+  }
+  // A unit beyond K (its codes and activations are zeros) takes none: its
+  // entries are block 0's, and 0 x Inf would be NaN.
+  if (loads.unitValid) {
+    Value outside = arith::XOrIOp::create(
+        b, loc, loads.unitValid,
+        arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+    skip = skip ? arith::OrIOp::create(b, loc, skip, outside).getResult()
+                : outside;
+  }
+  return {column, skip};
+}
+
 void DecodeKernelEmitter::storeTileEntries(const ChunkLoads &loads,
                                            int64_t half, Value rowWord,
                                            Value lc) {
@@ -1428,7 +1483,6 @@ void DecodeKernelEmitter::storeTileEntries(const ChunkLoads &loads,
   // just before (program order on the same address). Element c of the
   // unit is pair p = c % 4, half h = (c % 8) / 4 of word v = c / 8: bf16
   // slot 2p + h of chunk lc ^ v of the row (tileRow). All in i32.
-  const int64_t bs = entries->blockSize, perBlock = entries->entries;
   auto andi = [&](Value x, int64_t m) {
     return arith::AndIOp::create(b, loc, x, i32(m)).getResult();
   };
@@ -1438,43 +1492,10 @@ void DecodeKernelEmitter::storeTileEntries(const ChunkLoads &loads,
   auto addi = [&](Value x, Value y) {
     return arith::AddIOp::create(b, loc, x, y).getResult();
   };
-  Value unitOffset;
-  if (bs > kUnit)
-    unitOffset = arith::IndexCastUIOp::create(b, loc, b.getI32Type(),
-                                              rem(loads.unitK0, bs));
   Value rowSlot = arith::MulIOp::create(b, loc, rowWord, i32(2));
   for (int64_t e = 0; e < entries->perUnit(); ++e) {
     Value value = loads.outlierValues[half][e];
-    Value index = arith::ExtUIOp::create(b, loc, b.getI32Type(),
-                                         loads.outlierIndices[half][e]);
-    // The entry's column within the unit. An index is < the block size by
-    // the op's contract; masking keeps a corrupt one inside the tile (a
-    // wrong product, never a stray shared-memory store).
-    Value column, skip;
-    if (bs == 16) {
-      column = addi(andi(index, 15), i32(16 * (e / perBlock)));
-    } else if (bs == kUnit) {
-      column = andi(index, 31);
-    } else {
-      // A block wider than the unit: only the unit holding the entry.
-      Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                          index, unitOffset);
-      column = arith::SubIOp::create(b, loc, index, unitOffset);
-      skip = arith::OrIOp::create(
-          b, loc, below,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, column,
-                                i32(kUnit)));
-      column = andi(column, 31);
-    }
-    // A unit beyond K (its codes and activations are zeros) stores none:
-    // its entries are block 0's, and 0 x Inf would be NaN.
-    if (loads.unitValid) {
-      Value outside = arith::XOrIOp::create(
-          b, loc, loads.unitValid,
-          arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
-      skip = skip ? arith::OrIOp::create(b, loc, skip, outside).getResult()
-                  : outside;
-    }
+    auto [column, skip] = entryColumn(loads, half, e);
     Value chunk = arith::XOrIOp::create(b, loc, lc, shr(column, 3));
     Value slot = addi(arith::ShLIOp::create(b, loc, andi(column, 3), i32(1)),
                       andi(shr(column, 2), 1));
@@ -1492,6 +1513,49 @@ void DecodeKernelEmitter::storeTileEntries(const ChunkLoads &loads,
     Value keep = arith::XOrIOp::create(
         b, loc, skip, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
     emitIf(b, loc, keep, [&](OpBuilder &, Location) { store(); });
+  }
+}
+
+void DecodeKernelEmitter::patchEntries(const ChunkLoads &loads, int64_t half,
+                                       MutableArrayRef<Value> pairs) {
+  // Element c of the unit is half (c % 8) / 4 of pair c % 4 of word c / 8
+  // (storeTileEntries), i.e. of pairs[j] with j = 4 (c / 8) + c % 4. The
+  // lane owns the whole unit of its two rows, so the replacement needs no
+  // other lane: for each entry, each of the 16 pairs takes a byte permute
+  // under "j is mine" (one compare, one predicated prmt). As in the tile,
+  // the replacement is the sum because the quantized weight is +-0 there.
+  // A skipped entry gets j = 16, which no pair has.
+  auto andi = [&](Value x, int64_t m) {
+    return arith::AndIOp::create(b, loc, x, i32(m)).getResult();
+  };
+  auto shr = [&](Value x, int64_t n) {
+    return arith::ShRUIOp::create(b, loc, x, i32(n)).getResult();
+  };
+  for (int64_t e = 0; e < entries->perUnit(); ++e) {
+    auto [column, skip] = entryColumn(loads, half, e);
+    Value j = arith::OrIOp::create(
+        b, loc, arith::ShLIOp::create(b, loc, shr(column, 3), i32(2)),
+        andi(column, 3));
+    if (skip)
+      j = select(skip, i32(16), j);
+    // prmt(pair, bits): bytes 4, 5 are the entry's bf16; 0x3254 puts them
+    // in the low half, 0x5410 in the high half.
+    Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                       andi(column, 4), i32(0));
+    Value selector = select(high, i32(0x5410), i32(0x3254));
+    Value bits = arith::ExtUIOp::create(
+        b, loc, b.getI32Type(),
+        arith::BitcastOp::create(b, loc, b.getI16Type(),
+                                 loads.outlierValues[half][e]));
+    for (auto [p, pair] : llvm::enumerate(pairs)) {
+      Value mine = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq, j,
+          i32(static_cast<int64_t>(p)));
+      Value replaced = NVVM::PermuteOp::create(b, loc, b.getI32Type(), pair,
+                                               bits, selector,
+                                               NVVM::PermuteMode::DEFAULT);
+      pair = select(mine, replaced, pair);
+    }
   }
 }
 
@@ -1562,16 +1626,21 @@ DecodeKernelEmitter::computeChunksWgmma(ArrayRef<ChunkLoads> chunks,
     SmallVector<SmallVector<SmallVector<Value, 2>>> wf;
     for (const auto &bytes : loads.weightScales)
       wf.push_back(factors(weight, bytes));
+    // pairs[half][4 v + p]: pair p of code word v of row g (+ 8 half).
+    SmallVector<SmallVector<Value, 16>, 2> pairs(2);
+    for (int64_t half = 0; half < 2; ++half) {
+      for (int64_t v = 0; v < 4; ++v)
+        for (int64_t p = 0; p < 4; ++p)
+          pairs[half].push_back(dequantPair(loads.weightWords[half][v], p,
+                                            wf[half][weight.scaleSlot(v)]));
+      if (cfg.entryPatch)
+        patchEntries(loads, half, pairs[half]);
+    }
     SmallVector<SmallVector<Value, 4>> frags;
     for (int64_t s = 0; s < kStepsPerChunk; ++s) {
-      int64_t word = s / 2, p0 = 2 * (s % 2), p1 = p0 + 1;
-      Value wordG = loads.weightWords[0][word];
-      Value wordG8 = loads.weightWords[1][word];
-      ArrayRef<Value> fG = wf[0][weight.scaleSlot(word)];
-      ArrayRef<Value> fG8 = wf[1][weight.scaleSlot(word)];
-      frags.push_back({dequantPair(wordG, p0, fG), dequantPair(wordG8, p0, fG8),
-                       dequantPair(wordG, p1, fG),
-                       dequantPair(wordG8, p1, fG8)});
+      int64_t p0 = 4 * (s / 2) + 2 * (s % 2), p1 = p0 + 1;
+      frags.push_back(
+          {pairs[0][p0], pairs[1][p0], pairs[0][p1], pairs[1][p1]});
     }
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     for (int64_t s = 0; s < kStepsPerChunk; ++s) {
@@ -2414,10 +2483,13 @@ static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
     cfg.warps = cfg.rowWarps * cfg.kWarps;
     cfg.splitK = 1;
     std::optional<TileEntries> entries;
-    if (spec.weightEntries) {
-      cfg.weightTile = true;
+    if (spec.weightEntries)
       entries = TileEntries{spec.weightEntries->blockSize,
                             spec.weightEntries->entries, Value(), Value()};
+    if (spec.weightEntries && spec.weightEntries->inRegisters) {
+      cfg.entryPatch = true;
+    } else if (spec.weightEntries) {
+      cfg.weightTile = true;
       // Every shared buffer of the form (emit): the activation slots and
       // the tiles (1024-byte aligned), the epilogue's stage, the K warps'
       // reduction buffer.
@@ -2591,7 +2663,7 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
   if (cfg.wgmma)
     launch.variant += "_wgmma";
   if (entries)
-    launch.variant += "_entries";
+    launch.variant += cfg.entryPatch ? "_patch" : "_entries";
   if (epi)
     launch.variant += "_epilogue";
   if (epi && epi->outliersInTail())

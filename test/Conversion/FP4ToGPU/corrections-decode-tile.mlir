@@ -21,7 +21,7 @@
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-outliers=loop" 2>/dev/null | FileCheck %s --check-prefix=LOOP
 
 // REMARK-NOT: stays on the host
-// REMARK: remark: decode-outliers=tile: the weight outliers are multiplied from the activation sum, not written into a weight tile (the quantized weight is not proven +-0 at their positions)
+// REMARK: remark: decode-outliers=tile: the weight outliers are multiplied from the activation sum, not written into the weight operand (the quantized weight is not proven +-0 at their positions)
 // REMARK-NOT: decode-outliers=tile
 // QUIET-NOT: remark
 

@@ -54,8 +54,15 @@ inline llvm::raw_ostream &operator<<(llvm::raw_ostream &os,
 /// inside its main loop with each unit's weight words, in a tail phase
 /// after it (MatmulKernelSpec::Epilogue::outlierTail), or written into the
 /// warp-group form's shared weight tile (MatmulKernelSpec::WeightEntries;
-/// outliers proven to sit on +-0 weights, on a chip with wgmma).
-enum class GPUDecodeOutliers { Loop, Tail, Tile };
+/// outliers proven to sit on +-0 weights, on a chip with wgmma), or into
+/// that form's register fragments (Patch: the same entries, no tile).
+enum class GPUDecodeOutliers { Loop, Tail, Tile, Patch };
+
+/// Whether the form puts proven weight outliers into the warp-group form's
+/// weight operand (as entries) rather than multiplying them from the sum.
+inline bool isEntriesForm(std::optional<GPUDecodeOutliers> form) {
+  return form == GPUDecodeOutliers::Tile || form == GPUDecodeOutliers::Patch;
+}
 
 inline llvm::raw_ostream &operator<<(llvm::raw_ostream &os,
                                      GPUDecodeOutliers form) {
@@ -66,6 +73,8 @@ inline llvm::raw_ostream &operator<<(llvm::raw_ostream &os,
     return os << "tail";
   case GPUDecodeOutliers::Tile:
     return os << "tile";
+  case GPUDecodeOutliers::Patch:
+    return os << "patch";
   }
   return os;
 }
@@ -214,7 +223,11 @@ struct GPUConfigOptionSet {
                            "tile (sm_90a; outliers proven to sit on +-0 "
                            "weights, others keep the default; the "
                            "default for proven ones above 16 stacked "
-                           "rows)"))),
+                           "rows)"),
+                clEnumValN(GPUDecodeOutliers::Patch, "patch",
+                           "as tile, but each lane replaces the entries' "
+                           "elements in its register fragments (no "
+                           "shared tile)"))),
         decodeMMA(
             owner, "decode-mma",
             llvm::cl::desc("Decode: tensor-core instruction (default: "
