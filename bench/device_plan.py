@@ -132,12 +132,17 @@ VARIANTS = [
     dict(name="patch", options="decode-outliers=patch",
          check=ENTRY_CHECKS, bench=ENTRY_BENCH),
     # At M = 1 the same option moves the recipes with proven weight
-    # outliers from the tail form (896 CTAs, the activation sum copied
-    # into each) to the warp-group form with the patch (224 CTAs of 64
-    # rows, no sum, no tail). Proven needs the weight parts folded (the
-    # M = 1 rows otherwise pass them as arguments); m1_folded is the
-    # default plan on the same folded constants (the tail form).
+    # outliers from the tail form (the activation sum copied into each
+    # CTA, gathered after the main loop) to the mma.sync form with the
+    # patch (no sum, no tail; session 20's first call had them on the
+    # warp-group form instead: +41-49%). Proven needs the weight parts
+    # folded (the M = 1 rows otherwise pass them as arguments); m1_folded
+    # is the default plan on the same folded constants (the tail form).
     dict(name="patch_m1", options="decode-outliers=patch",
+         fold="yes", check=TAIL_CHECKS, bench=TAIL_BENCH),
+    dict(name="patch_m1_pf1", options="decode-outliers=patch decode-prefetch=1",
+         fold="yes", check=TAIL_CHECKS, bench=TAIL_BENCH),
+    dict(name="patch_m1_w8", options="decode-outliers=patch decode-warps=8",
          fold="yes", check=TAIL_CHECKS, bench=TAIL_BENCH),
     dict(name="m1_folded", options="", fold="yes",
          check=TAIL_CHECKS[:1], bench=TAIL_BENCH),

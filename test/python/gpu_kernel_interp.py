@@ -762,7 +762,14 @@ class Launch:
                 _, shape, e, _ = parse_type(tout)
                 self.set(op, [Buffer(shape, e, data=buf.bytes)])
             elif name == "llvm.inline_asm":
-                if op.results and _WGMMA_RS.search(op.props):
+                pp = _PREDICATED_PRMT.search(op.props)
+                if pp:
+                    # The decode kernel's entry patch (buildPredicated-
+                    # Permute): $0 = $2 == M ? prmt($1, $3, $4) : $1.
+                    value, key, bits, sel = ins
+                    self.set(op, [np.where(key == np.uint32(pp.group(1)),
+                                           _prmt(value, bits, sel), value)])
+                elif op.results and _WGMMA_RS.search(op.props):
                     self.set(op, [self.inline_wgmma_rs(op, ins, mask)])
                 elif op.results:
                     self.set(op, [self.inline_wgmma_sp(op, ins, mask)])
@@ -806,21 +813,7 @@ class Launch:
                 self.set(op, [self.wgmma(op, ins, mask)])
             elif name == "nvvm.prmt":
                 assert "permute_mode<default>" in op.props
-                a, b, sel = ins
-                pool = np.stack([(a >> np.uint32(8 * i)) & np.uint32(0xFF)
-                                 for i in range(4)] +
-                                [(b >> np.uint32(8 * i)) & np.uint32(0xFF)
-                                 for i in range(4)], axis=1)
-                r = np.zeros(self.n, np.uint32)
-                rows = np.arange(self.n)
-                for i in range(4):
-                    nib = (sel >> np.uint32(4 * i)) & np.uint32(0xF)
-                    byte = pool[rows, (nib & np.uint32(7)).astype(np.int64)]
-                    sign = np.where(byte & np.uint32(0x80), np.uint32(0xFF),
-                                    np.uint32(0))
-                    byte = np.where(nib & np.uint32(8), sign, byte)
-                    r |= byte.astype(np.uint32) << np.uint32(8 * i)
-                self.set(op, [r])
+                self.set(op, [_prmt(*ins)])
             elif name == "nvvm.mma.sync":
                 self.set(op, [self.mma_sync(op, ins)])
             elif name == "nvvm.mma.sp.sync":
@@ -864,6 +857,33 @@ class Launch:
                 self.set(op, carried)
             else:
                 raise NotImplementedError(name)
+
+
+def _prmt(a, b, sel):
+    """PTX prmt.b32 (default mode) per thread: byte i of the result is
+    byte sel[4i..4i+2] of {b, a}, or its sign replicated when sel bit
+    4i + 3 is set."""
+    n = len(a)
+    pool = np.stack([(a >> np.uint32(8 * i)) & np.uint32(0xFF)
+                     for i in range(4)] +
+                    [(b >> np.uint32(8 * i)) & np.uint32(0xFF)
+                     for i in range(4)], axis=1)
+    r = np.zeros(n, np.uint32)
+    rows = np.arange(n)
+    for i in range(4):
+        nib = (sel >> np.uint32(4 * i)) & np.uint32(0xF)
+        byte = pool[rows, (nib & np.uint32(7)).astype(np.int64)]
+        sign = np.where(byte & np.uint32(0x80), np.uint32(0xFF), np.uint32(0))
+        byte = np.where(nib & np.uint32(8), sign, byte)
+        r |= byte.astype(np.uint32) << np.uint32(8 * i)
+    return r
+
+
+# buildPredicatedPermute's text, exactly (any other asm is refused).
+_PREDICATED_PRMT = re.compile(
+    r'asm_string = "\{\\0A\\09\.reg \.pred p;\\0A\\09setp\.eq\.u32 p, '
+    r'\$2, (\d+);\\0A\\09mov\.b32 \$0, \$1;\\0A\\09@p prmt\.b32 \$0, '
+    r'\$1, \$3, \$4;\\0A\\09\}", constraints = "=r,r,r,r,r"')
 
 
 def _bf16_halves(words):

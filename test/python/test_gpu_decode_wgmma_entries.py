@@ -77,12 +77,25 @@ CASES = [
      "decode-outliers=patch decode-prefetch=2 decode-warps=12"),
     (16, 200, 320, 32, 2, True,
      "decode-outliers=patch decode-rows-per-cta=128"),
+    # Below 9 stacked rows the patch goes into the mma.sync form's
+    # fragments (the same pairs of the lane's unit): 2, 8 and 16 rows...
+    (1, 70, 320, 64, 4, False, "decode-outliers=patch"),
+    (4, 77, 1184, 32, 2, True, "decode-outliers=patch"),
+    (1, 200, 1024, 16, 2, True, "decode-outliers=patch decode-prefetch=1"),
+    (2, 45, 352, 32, 1, False,
+     "decode-outliers=patch decode-rows-per-cta=32 decode-warps=4"),
+    # ... unless decode-mma asks for the warp-group form.
+    (1, 70, 320, 32, 2, True, "decode-outliers=patch decode-mma=wgmma"),
 ]
 
 
-def entries_variant(options):
-    form = "patch" if "decode-outliers=patch" in options else "entries"
-    return f"decode_w4a16_wgmma_{form}_epilogue"
+def entries_variant(options, m):
+    if "decode-outliers=patch" not in options:
+        return "decode_w4a16_wgmma_entries_epilogue"
+    # The chains stack Q(x) and the 2:4 residual: 2 m rows.
+    wgmma = 2 * m >= 9 or "decode-mma=wgmma" in options
+    return "decode_w4a16_wgmma_patch_epilogue" if wgmma else \
+        "decode_w4a16_patch_epilogue"
 
 
 @pytest.mark.parametrize("m,n,k,wb,wk,split,options", CASES)
@@ -110,19 +123,25 @@ def test_decode_wgmma_weight_entries(m, n, k, wb, wk, split, options):
         weight_k=wk), chip="sm_90a", options=options)
     launches = prep_and_matmul(manifest)
     prep, matmul = launches
-    assert matmul["variant"] == entries_variant(options), matmul["variant"]
+    assert matmul["variant"] == entries_variant(options, m), \
+        matmul["variant"]
     # No activation sum: the outliers are in the weight operand.
     assert "summed_t" not in [a[0] for a in prep["args"]], prep["args"]
     names = [a[0] for a in matmul["args"]]
     assert names == ["stacked0", "weight.codes", "weight.scales",
                      "weights.values", "weights.indices", "result"], names
     kernel = kernels[matmul["name"]]
-    if "decode-outliers=patch" in options:
+    if "wgmma_patch" in matmul["variant"]:
         # Register-A wgmma (inline PTX) and no shared weight tile: the
         # dynamic shared memory is the activation slots and the stages.
         assert interp.count_ops(kernel, "nvvm.wgmma.mma_async") == 0
         assert interp.count_ops(kernel, "llvm.inline_asm") > 0
         assert interp.count_ops(kernel, "nvvm.prmt") > 0
+    elif "patch" in matmul["variant"]:
+        # mma.sync with the patched A fragments; no shared memory at all.
+        assert interp.count_ops(kernel, "nvvm.mma.sync") > 0
+        assert interp.count_ops(kernel, "nvvm.prmt") > 0
+        assert matmul["shared_bytes"] == 0, matmul["shared_bytes"]
     else:
         assert interp.count_ops(kernel, "nvvm.wgmma.mma_async") > 0
 
@@ -185,7 +204,7 @@ def test_weight_tile_with_16_element_scale_blocks(options):
     mlir = mlir.replace(w32, w32.replace("block_size = 32", "block_size = 16"))
     kernels, manifest = compile_op(mlir, chip="sm_90a", options=options)
     prep, matmul = prep_and_matmul(manifest)
-    assert matmul["variant"] == entries_variant(options)
+    assert matmul["variant"] == entries_variant(options, m)
     got = run_plan(kernels, [prep, matmul], {
         "input": bf16_bits(x), "weight.codes": qw.codes,
         "weight.scales": qw.scales.view(np.uint8),

@@ -73,6 +73,9 @@ static MatmulKernelSpec prefillEntriesSpec(const FusedCorrectionChain &chain,
 /// decode-k-unroll of the decode kernel that stages the activation sum for
 /// the weight outliers, where the option is not given.
 constexpr int64_t kStagedSumKUnroll = 512;
+/// The register patch's mma.sync k-unroll: one 128-element chunk per warp
+/// and iteration (decodeChainLaunches says why).
+constexpr int64_t kPatchSyncKUnroll = 128;
 
 /// The one prefill product of a chain's activation parts (sparse or
 /// grouped forms below): the stacked lhs rows, the weight outliers as
@@ -204,7 +207,16 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   // (decode-outliers=tile, or by default above kDecodeTileDefaultMinRows
   // stacked rows: ChainAnalysisContext::decodeEntriesAboveRows), so that
   // decision is taken once, there. Unproven ones keep mma.sync.
+  // decode-outliers=patch patches proven entries into either form's
+  // register fragments, so the rows choose the form as for a plain product.
+  const bool patchEntries = chain.weightValues && chain.weightEntriesProven &&
+                            options.decodeOutliers == GPUDecodeOutliers::Patch;
   GPUConfigOverrides chainOptions = options;
+  if (patchEntries && !chainOptions.decodeMMA)
+    chainOptions.decodeMMA =
+        chip.hasWGMMA && numGroups * m >= kDecodeWgmmaMinRows
+            ? GPUPrefillMMA::WGMMA
+            : GPUPrefillMMA::Sync;
   if (chain.weightValues && !chainOptions.decodeMMA)
     chainOptions.decodeMMA = chain.weightEntriesProven ? GPUPrefillMMA::WGMMA
                                                        : GPUPrefillMMA::Sync;
@@ -221,7 +233,9 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   // activation sum, no gathers; the tile holds the weight's values, so its
   // scheme has no tensor factor or exponent offset.
   const bool entriesInTile =
-      chain.weightValues && onWgmma && chain.weightEntriesProven &&
+      chain.weightValues && chain.weightEntriesProven &&
+      (onWgmma || (patchEntries && weightForm &&
+                   !weightForm->hasMacroFactors())) &&
       weightForm->exponentOffset() == 0 && !weightForm->hasTensorScale() &&
       (chain.weightBlockSize == 16 || chain.weightBlockSize % 32 == 0) &&
       k % chain.weightBlockSize == 0;
@@ -295,9 +309,16 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   // 32-element unit: top-4 measured slower at 512 (outlier_k4, same
   // shape: 34.8 us against 31.4, docs/perf/gpu_all_2026-12-04_s9.txt).
   // The tail form's loop is the plain product's: the default unroll; the
-  // warp-group form has its own (withDecodeMMADefault).
+  // warp-group form has its own (withDecodeMMADefault). The register
+  // patch on mma.sync takes one chunk per iteration: its loop holds each
+  // chunk's 32 patched pairs at once (full recipe, 1 x 14336 x 4096,
+  // ptxas sm_90a: 70 registers at 128; 96 and a 4-byte spill at 256; 161
+  // at 512).
   GPUConfigOverrides overrides = wgmmaOverrides;
-  if (chain.weightValues && !epilogue.outlierTail && !onWgmma &&
+  if (entriesInTile && !onWgmma && !overrides.decodeKUnroll)
+    overrides.decodeKUnroll = kPatchSyncKUnroll;
+  if (chain.weightValues && !entriesInTile && !epilogue.outlierTail &&
+      !onWgmma &&
       !overrides.decodeKUnroll && k % (2 * kStagedSumKUnroll) == 0 &&
       unitEntries <= 2)
     overrides.decodeKUnroll = kStagedSumKUnroll;

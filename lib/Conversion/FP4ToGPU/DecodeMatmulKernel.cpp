@@ -379,9 +379,9 @@ private:
   /// (i32) and whether the lane skips it (null: never).
   std::pair<Value, Value> entryColumn(const ChunkLoads &loads, int64_t half,
                                       int64_t e);
-  /// The register form: the entries of weight row `half` replace their
-  /// elements in the lane's 16 dequantized pairs of that row's unit
-  /// (pairs[4 v + p]: pair p of code word v).
+  /// The register patch: the entries of the lane's weight row `half`
+  /// (ChunkLoads' row index) replace their elements in its 16 dequantized
+  /// pairs of that row's unit (pairs[4 v + p]: pair p of code word v).
   void patchEntries(const ChunkLoads &loads, int64_t half,
                     MutableArrayRef<Value> pairs);
   /// The weight-tile form's K order in a K-major 128-byte-swizzle buffer
@@ -760,6 +760,19 @@ DecodeKernelEmitter::computeChunks(ArrayRef<ChunkLoads> chunks,
       for (Value &v : chain)
         v = f32(0.0f);
 
+    // The register patch: every weight row's 16 dequantized pairs first,
+    // the entries over their elements, then the steps take them.
+    SmallVector<SmallVector<Value, 16>> patched;
+    if (cfg.entryPatch)
+      for (auto [row, words] : llvm::enumerate(loads.weightWords)) {
+        SmallVector<Value, 16> &pairs = patched.emplace_back();
+        for (int64_t v = 0; v < 4; ++v)
+          for (int64_t p = 0; p < 4; ++p)
+            pairs.push_back(dequantPair(words[v], p,
+                                        wf[row][weight.scaleSlot(v)]));
+        patchEntries(loads, static_cast<int64_t>(row), pairs);
+      }
+
     for (int64_t s = 0; s < kStepsPerChunk; ++s) {
       int64_t word = s / 2, p0 = 2 * (s % 2), p1 = p0 + 1, parity = s % 2;
       SmallVector<SmallVector<Value, 2>> bFrags;
@@ -782,9 +795,15 @@ DecodeKernelEmitter::computeChunks(ArrayRef<ChunkLoads> chunks,
         ArrayRef<Value> fG8 = wf[2 * rt + 1][weight.scaleSlot(word)];
         // A fragment: {row g, k 2tig..}, {row g+8, k 2tig..},
         // {row g, k 2tig+8..}, {row g+8, k 2tig+8..}.
-        SmallVector<Value, 4> aFrag = {
-            dequantPair(wordG, p0, fG), dequantPair(wordG8, p0, fG8),
-            dequantPair(wordG, p1, fG), dequantPair(wordG8, p1, fG8)};
+        SmallVector<Value, 4> aFrag;
+        if (cfg.entryPatch) {
+          int64_t q0 = 4 * word + p0, q1 = 4 * word + p1;
+          aFrag = {patched[2 * rt][q0], patched[2 * rt + 1][q0],
+                   patched[2 * rt][q1], patched[2 * rt + 1][q1]};
+        } else {
+          aFrag = {dequantPair(wordG, p0, fG), dequantPair(wordG8, p0, fG8),
+                   dequantPair(wordG, p1, fG), dequantPair(wordG8, p1, fG8)};
+        }
         for (int64_t nt = 0; nt < cfg.nTiles; ++nt) {
           SmallVector<Value, 4> c;
           for (int64_t e = 0; e < 4; ++e)
@@ -1522,7 +1541,8 @@ void DecodeKernelEmitter::patchEntries(const ChunkLoads &loads, int64_t half,
   // (storeTileEntries), i.e. of pairs[j] with j = 4 (c / 8) + c % 4. The
   // lane owns the whole unit of its two rows, so the replacement needs no
   // other lane: for each entry, each of the 16 pairs takes a byte permute
-  // under "j is mine" (one compare, one predicated prmt). As in the tile,
+  // under "j is mine" (one compare, one predicated prmt: with arith.select
+  // ptxas emitted compare, permute and select). As in the tile,
   // the replacement is the sum because the quantized weight is +-0 there.
   // A skipped entry gets j = 16, which no pair has.
   auto andi = [&](Value x, int64_t m) {
@@ -1547,15 +1567,9 @@ void DecodeKernelEmitter::patchEntries(const ChunkLoads &loads, int64_t half,
         b, loc, b.getI32Type(),
         arith::BitcastOp::create(b, loc, b.getI16Type(),
                                  loads.outlierValues[half][e]));
-    for (auto [p, pair] : llvm::enumerate(pairs)) {
-      Value mine = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::eq, j,
-          i32(static_cast<int64_t>(p)));
-      Value replaced = NVVM::PermuteOp::create(b, loc, b.getI32Type(), pair,
-                                               bits, selector,
-                                               NVVM::PermuteMode::DEFAULT);
-      pair = select(mine, replaced, pair);
-    }
+    for (auto [p, pair] : llvm::enumerate(pairs))
+      pair = buildPredicatedPermute(b, loc, pair, j,
+                                    static_cast<uint32_t>(p), bits, selector);
   }
 }
 
@@ -2510,10 +2524,19 @@ static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
     }
     return DecodeSetup{*weight, lhsQ, epi, entries, cfg};
   }
-  if (spec.weightEntries) {
-    reason = "weight entries need the decode kernel's warp-group form "
-             "(decode-mma = wgmma on a chip with wgmma, no macro factors)";
+  // Off the warp-group form only the register patch takes entries: the
+  // mma.sync fragments hold the same pairs of the lane's own unit.
+  std::optional<TileEntries> syncEntries;
+  if (spec.weightEntries && !spec.weightEntries->inRegisters) {
+    reason = "weight entries in a weight tile need the decode kernel's "
+             "warp-group form (decode-mma = wgmma on a chip with wgmma, no "
+             "macro factors)";
     return failure();
+  }
+  if (spec.weightEntries) {
+    syncEntries = TileEntries{spec.weightEntries->blockSize,
+                              spec.weightEntries->entries, Value(), Value()};
+    cfg.entryPatch = true;
   }
   cfg.rowWarps = config.getRowsPerCta() > 0 ? config.getRowsPerCta() / 16
                                             : chooseRowWarps(cfg, stagedSum,
@@ -2544,7 +2567,7 @@ static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
     return failure();
   }
 
-  return DecodeSetup{*weight, lhsQ, epi, std::nullopt, cfg};
+  return DecodeSetup{*weight, lhsQ, epi, syncEntries, cfg};
 }
 
 LogicalResult mlir::fp4::checkDecodeMatmulKernel(const MatmulKernelSpec &spec,
