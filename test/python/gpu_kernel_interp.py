@@ -762,14 +762,7 @@ class Launch:
                 _, shape, e, _ = parse_type(tout)
                 self.set(op, [Buffer(shape, e, data=buf.bytes)])
             elif name == "llvm.inline_asm":
-                pp = _PREDICATED_PRMT.search(op.props)
-                if pp:
-                    # The decode kernel's entry patch (buildPredicated-
-                    # Permute): $0 = $2 == M ? prmt($1, $3, $4) : $1.
-                    value, key, bits, sel = ins
-                    self.set(op, [np.where(key == np.uint32(pp.group(1)),
-                                           _prmt(value, bits, sel), value)])
-                elif op.results and _WGMMA_RS.search(op.props):
+                if op.results and _WGMMA_RS.search(op.props):
                     self.set(op, [self.inline_wgmma_rs(op, ins, mask)])
                 elif op.results:
                     self.set(op, [self.inline_wgmma_sp(op, ins, mask)])
@@ -877,13 +870,6 @@ def _prmt(a, b, sel):
         byte = np.where(nib & np.uint32(8), sign, byte)
         r |= byte.astype(np.uint32) << np.uint32(8 * i)
     return r
-
-
-# buildPredicatedPermute's text, exactly (any other asm is refused).
-_PREDICATED_PRMT = re.compile(
-    r'asm_string = "\{\\0A\\09\.reg \.pred p;\\0A\\09setp\.eq\.u32 p, '
-    r'\$2, (\d+);\\0A\\09mov\.b32 \$0, \$1;\\0A\\09@p prmt\.b32 \$0, '
-    r'\$1, \$3, \$4;\\0A\\09\}", constraints = "=r,r,r,r,r"')
 
 
 def _bf16_halves(words):

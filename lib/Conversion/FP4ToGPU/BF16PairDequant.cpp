@@ -53,24 +53,6 @@ Value mlir::fp4::buildPermuteBytes(OpBuilder &b, Location loc, Value lo,
                                  NVVM::PermuteMode::DEFAULT);
 }
 
-Value mlir::fp4::buildPredicatedPermute(OpBuilder &b, Location loc,
-                                       Value value, Value key, uint32_t match,
-                                       Value bits, Value selector) {
-  // The interpreter (test/python/gpu_kernel_interp.py) models exactly this
-  // text; keep them together.
-  std::string text = "{\n\t.reg .pred p;\n\tsetp.eq.u32 p, $2, " +
-                     std::to_string(match) +
-                     ";\n\tmov.b32 $0, $1;\n\t@p prmt.b32 $0, $1, $3, "
-                     "$4;\n\t}";
-  auto op = LLVM::InlineAsmOp::create(
-      b, loc, b.getI32Type(), ValueRange{value, key, bits, selector}, text,
-      "=r,r,r,r,r", /*has_side_effects=*/false, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-      /*operand_attrs=*/ArrayAttr());
-  return op.getResult(0);
-}
-
 Value mlir::fp4::buildMulBF16x2(OpBuilder &b, Location loc, Value x, Value y) {
   auto pairType = VectorType::get({2}, b.getBF16Type());
   Value xv = LLVM::BitcastOp::create(b, loc, pairType, x);

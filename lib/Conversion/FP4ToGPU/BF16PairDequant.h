@@ -46,13 +46,6 @@ uint32_t bf16PairSelector(int64_t pair);
 Value buildPermuteBytes(OpBuilder &b, Location loc, Value lo, Value hi,
                         uint32_t selector);
 
-/// `key == match ? prmt(value, bits, selector) : value` as one compare and
-/// one predicated prmt.b32 (inline PTX: ptxas keeps a select of a computed
-/// permute as three instructions). All operands i32.
-Value buildPredicatedPermute(OpBuilder &b, Location loc, Value value,
-                             Value key, uint32_t match, Value bits,
-                             Value selector);
-
 /// x * y on bf16x2 bit patterns (i32): mul.rn.bf16x2.
 Value buildMulBF16x2(OpBuilder &b, Location loc, Value x, Value y);
 

@@ -1541,8 +1541,10 @@ void DecodeKernelEmitter::patchEntries(const ChunkLoads &loads, int64_t half,
   // (storeTileEntries), i.e. of pairs[j] with j = 4 (c / 8) + c % 4. The
   // lane owns the whole unit of its two rows, so the replacement needs no
   // other lane: for each entry, each of the 16 pairs takes a byte permute
-  // under "j is mine" (one compare, one predicated prmt: with arith.select
-  // ptxas emitted compare, permute and select). As in the tile,
+  // under "j is mine": ptxas makes the select of the permute one
+  // predicated PRMT after one ISETP (SASS of the 16-row full recipe's
+  // kernel: the same 848 instructions as with an inline-PTX predicated
+  // prmt, docs/perf/s20_calls/s20c.sh). As in the tile,
   // the replacement is the sum because the quantized weight is +-0 there.
   // A skipped entry gets j = 16, which no pair has.
   auto andi = [&](Value x, int64_t m) {
@@ -1567,9 +1569,15 @@ void DecodeKernelEmitter::patchEntries(const ChunkLoads &loads, int64_t half,
         b, loc, b.getI32Type(),
         arith::BitcastOp::create(b, loc, b.getI16Type(),
                                  loads.outlierValues[half][e]));
-    for (auto [p, pair] : llvm::enumerate(pairs))
-      pair = buildPredicatedPermute(b, loc, pair, j,
-                                    static_cast<uint32_t>(p), bits, selector);
+    for (auto [p, pair] : llvm::enumerate(pairs)) {
+      Value mine = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq, j,
+          i32(static_cast<int64_t>(p)));
+      Value replaced = NVVM::PermuteOp::create(b, loc, b.getI32Type(), pair,
+                                               bits, selector,
+                                               NVVM::PermuteMode::DEFAULT);
+      pair = select(mine, replaced, pair);
+    }
   }
 }
 

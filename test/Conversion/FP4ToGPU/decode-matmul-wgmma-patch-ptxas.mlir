@@ -4,7 +4,8 @@
 // 16 x 14336 x 4096: the weight outliers are split from the same weight,
 // so the quantized rest is +-0 at their positions, and each lane replaces
 // their elements in its own dequantized A fragments (a compare and a byte
-// predicated permute per pair and entry) before the register-A wgmma. No shared
+// permute per pair and entry, one predicated PRMT in SASS) before the
+// register-A wgmma. No shared
 // weight tile (no 16-bit entry stores, no A descriptor; the dynamic shared
 // memory is the activation slots and the stages: 40 KB against the tile
 // form's 72 KB), no activation sum (the prep writes none); ptxas assembles
@@ -17,7 +18,7 @@
 // PTX-LABEL: .entry fp4_matmul_
 // PTX-NOT: mma.sync
 // PTX-NOT: st.shared.b16
-// PTX-DAG: @p prmt.b32 {{%r[0-9]+}}, {{%r[0-9]+}}, {{%r[0-9]+}}, {{%r[0-9]+}};
+// PTX-DAG: prmt.b32 {{%r[0-9]+}}, {{%r[0-9]+}}, {{%r[0-9]+}}, {{%r[0-9]+}};
 // PTX-DAG: selp.b32 {{%r[0-9]+}}, 12884, 21520, {{%p[0-9]+}};
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {{{[^}]*}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, {{%rd[0-9]+}}, 1, 1, 1, 0;
 // PTX-DAG: wgmma.wait_group.sync.aligned{{[[:space:]]+}}0;
