@@ -113,9 +113,57 @@ def test_tail_gathers_at_8_rows_take_two_wavefronts_per_phase():
 
 
 def test_weight_tile_stores_are_conflict_free():
-    st = recipe_stats(16, 128, 1024)["decode_w4a16_wgmma_entries_epilogue"]
+    st = recipe_stats(16, 128, 1024, "decode-outliers=tile")[
+        "decode_w4a16_wgmma_entries_epilogue"]
     # The dequantized tile and the staged activations: 16-byte stores,
     # 8 rows x one swizzled chunk per phase.
     assert st["st.b128"]["wavefronts"] == st["st.b128"]["ideal"]
     # wgmma reads every tile byte once more (A) and the activations (B).
     assert st["wgmma"]["bytes"] == st["st.b128"]["bytes"]
+
+
+def matmul_stats(m, n, k, akind=None, options=""):
+    """One plain decode matmul (sm_90a) through the interpreter with
+    COUNT_SHARED; returns (variant, stats)."""
+    import test_gpu_decode_kernel_ir as d
+    rng = np.random.default_rng(m + n + k)
+    w = d.random_quant(rng, "mxfp4", n, k)
+    if akind is None:
+        x = d.random_bf16(rng, m, k)
+        lhs_type, lhs_data = f"tensor<{m}x{k}xbf16>", [x.astype(np.uint16)]
+    else:
+        xq = d.random_quant(rng, akind, m, k)
+        lhs_type, lhs_data = d.quant_type(akind, m, k), d.components(xq)
+    kernels = d.matmul_ir(lhs_type, d.quant_type("mxfp4", n, k), "f32",
+                          options, "sm_90a")
+    assert len(kernels) == 1
+    kernel = kernels[0]
+    data = lhs_data + d.components(w) + [None]
+    bufs = [d.buffer(arg, v) for arg, v in zip(kernel["args"], data)]
+    old = interp.COUNT_SHARED
+    interp.COUNT_SHARED = True
+    try:
+        launch = d.DecodeLaunch(kernel["func"], kernel["grid"],
+                                kernel["block"], bufs)
+        launch.run()
+    finally:
+        interp.COUNT_SHARED = old
+    return kernel["variant"], launch.stats
+
+
+@pytest.mark.parametrize("m,akind,options", [
+    (16, None, ""), (9, None, ""), (12, None, ""),
+    (4, None, "decode-mma=wgmma"),
+    (16, "mxfp4", ""),
+    (16, None, "decode-rows-per-cta=128 decode-warps=16"),
+    (16, None, "decode-k-unroll=512"),
+])
+def test_register_form_stages_activations_conflict_free(m, akind, options):
+    # The warp-group register form's 4-byte activation stores: each warp
+    # covers 4 rows (4 swizzles) x words v, v + 1 (chunks c, c ^ 4) x 4
+    # units, all 32 banks (activationPiece). Before, a warp's two
+    # half-warps took 2 rows with the same unit and word pattern: 2
+    # wavefronts per request (ncu, session 20: 0.5 conflicts per wavefront).
+    variant, st = matmul_stats(m, 128, 1024, akind, options)
+    assert "wgmma" in variant, variant
+    assert st["st.b32"]["wavefronts"] == st["st.b32"]["ideal"], st

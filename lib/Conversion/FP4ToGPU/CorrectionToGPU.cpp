@@ -160,6 +160,17 @@ constexpr int64_t kStackedDecodeRows = 32;
 /// (16 rows) top-1 38.2 against 38.4, top-2 / top-4 slower unpipelined
 /// (docs/Performance.md, "Session 18").
 constexpr int64_t kDecodeTileDefaultMinRows = 16;
+/// With one entry per 32-element unit the register patch (below) is the
+/// default from 9 stacked rows: H100, 16 x 14336 x 4096 outlier top-1
+/// (16 rows) 33.6 us against 38.0 on the prefill kernel's entries; top-2
+/// 41.7 against 41.2, top-4 54.1 against 44.3 (docs/Performance.md,
+/// "Session 20").
+constexpr int64_t kDecodePatchSingleEntryMinRows = 8;
+/// By default proven entries go into the register fragments (the patch)
+/// for at most this many entries per unit, else into the weight tile:
+/// H100, 16 x 14336 x 4096 full recipe (32 rows, top-2) 41.0 us with 128
+/// rows per CTA (43.4 with 64) against 44.8 for the tile.
+constexpr int64_t kDecodePatchMaxUnitEntries = 2;
 
 /// A decode-kernel launch of a decode chain's fused plan: its spec
 /// (arguments not yet added) and the options it runs under.
@@ -209,8 +220,10 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   // decision is taken once, there. Unproven ones keep mma.sync.
   // decode-outliers=patch patches proven entries into either form's
   // register fragments, so the rows choose the form as for a plain product.
-  const bool patchEntries = chain.weightValues && chain.weightEntriesProven &&
-                            options.decodeOutliers == GPUDecodeOutliers::Patch;
+  const bool patchEntries =
+      chain.weightValues && chain.weightEntriesProven &&
+      (options.decodeOutliers == GPUDecodeOutliers::Patch ||
+       (!options.decodeOutliers && unitEntries <= kDecodePatchMaxUnitEntries));
   GPUConfigOverrides chainOptions = options;
   if (patchEntries && !chainOptions.decodeMMA)
     chainOptions.decodeMMA =
@@ -269,7 +282,7 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
     spec.weightEntries = MatmulKernelSpec::WeightEntries{
         chain.weightBlockSize,
         cast<RankedTensorType>(chain.weightValues.getType()).getShape().back(),
-        options.decodeOutliers == GPUDecodeOutliers::Patch};
+        patchEntries};
   } else if (chain.weightValues) {
     auto valuesType = cast<RankedTensorType>(chain.weightValues.getType());
     epilogue.outlierBlockSize = chain.weightBlockSize;
@@ -317,6 +330,19 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   GPUConfigOverrides overrides = wgmmaOverrides;
   if (entriesInTile && !onWgmma && !overrides.decodeKUnroll)
     overrides.decodeKUnroll = kPatchSyncKUnroll;
+  // The patch above 16 stacked rows: two 64-row warp groups per K warp
+  // group share its activation slot (each CTA stages the 32 stacked rows
+  // once per 128 weight rows; 112 CTAs of 16 warps): 41.0 against 43.4 us
+  // with 64 rows (H100, full recipe at 16 x 14336 x 4096, Session 20),
+  // where the rows are whole 16-row pieces (withDecodeMMADefault).
+  const int64_t stackedRows = numGroups * m;
+  if (entriesInTile && patchEntries && onWgmma && !options.decodeOutliers &&
+      stackedRows > kDecodeTileDefaultMinRows &&
+      llvm::divideCeil(stackedRows, int64_t{8}) % 2 == 0 &&
+      !overrides.decodeRowsPerCTA && !overrides.decodeWarps) {
+    overrides.decodeRowsPerCTA = 128;
+    overrides.decodeWarps = 16;
+  }
   if (chain.weightValues && !entriesInTile && !epilogue.outlierTail &&
       !onWgmma &&
       !overrides.decodeKUnroll && k % (2 * kStagedSumKUnroll) == 0 &&
@@ -379,6 +405,7 @@ struct CorrectionPattern : public OpRewritePattern<OpTy> {
         hooks.target.hasWGMMA &&
             (tileAsked || (!hooks.options.decodeOutliers && stacksOnWgmma)),
         tileAsked ? 0 : kDecodeTileDefaultMinRows,
+        tileAsked ? 0 : kDecodePatchSingleEntryMinRows,
         [this](const FusedCorrectionChain &chain, std::string &reason) {
           bool epilogueInKernel = false;
           for (const DecodeChainLaunch &l : decodeChainLaunches(

@@ -285,12 +285,21 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
   // there (the others keep the default plans).
   const bool oneProduct =
       static_cast<int64_t>(chain.groups.size()) * chain.m <= 32;
+  // Weight-outlier entries of one row in a 32-element unit.
+  int64_t unitEntries = 0;
+  if (chain.weightValues)
+    unitEntries =
+        cast<RankedTensorType>(chain.weightValues.getType()).getShape().back() *
+        (chain.weightBlockSize == 16 ? 2 : 1);
+  const int64_t entriesAboveRows = unitEntries == 1
+                                       ? ctx.decodeSingleEntryAboveRows
+                                       : ctx.decodeEntriesAboveRows;
   const bool decodeOnWgmma =
       (ctx.decodeStacksOnWgmma &&
        (!chain.weightValues || (oneProduct && ctx.decodeOutliersOnWgmma))) ||
       (chain.weightValues && oneProduct && ctx.decodeEntriesOnWgmma &&
        static_cast<int64_t>(chain.groups.size()) * chain.m >
-           ctx.decodeEntriesAboveRows &&
+           entriesAboveRows &&
        entriesProven());
   if (chain.decode && ctx.correctionPrefillMinM > 0 &&
       chain.m >= ctx.correctionPrefillMinM && !decodeOnWgmma &&

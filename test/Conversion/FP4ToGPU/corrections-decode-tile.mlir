@@ -10,12 +10,15 @@
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-outliers=tile" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-outliers=tile" 2>/dev/null | FileCheck %s
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-outliers=tile remarks=false" -o /dev/null 2>&1 | FileCheck %s --allow-empty --check-prefix=QUIET
-// Without the option the tile is the default above 16 stacked rows: the
-// proven chain with the 2:4 residual (32 rows) takes it, the 16-row proven
-// chain keeps the prefill kernel's entries (as fast there on the H200,
-// docs/Performance.md "Session 18"), and no remark is given (the unproven
-// chain's plan is the default one, the tail form gathering from the
-// activation sum); decode-outliers=loop keeps every chain off the tile.
+// Without the option proven chains with at most 2 entries per 32-element
+// unit take the register patch (decode_w4a16_wgmma_patch_epilogue) above
+// 16 stacked rows, with 128 weight rows per CTA (the chain with the 2:4
+// residual, 32 rows: 112 CTAs of 512 threads), and with one entry per unit
+// from 9 rows (the top-1 chain, 16 rows: 64 rows per CTA); the 16-row
+// top-2 chain keeps the prefill kernel's entries (docs/Performance.md
+// "Session 20"), and no remark is given (the unproven chain's plan is the
+// default one, the tail form gathering from the activation sum);
+// decode-outliers=loop keeps every chain off the entries forms.
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a" 2>/dev/null | FileCheck %s --check-prefix=DEF
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a" -o /dev/null 2>&1 | FileCheck %s --allow-empty --check-prefix=QUIET
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-outliers=loop" 2>/dev/null | FileCheck %s --check-prefix=LOOP
@@ -30,11 +33,13 @@
 // CHECK-DAG: variant = "decode_w4a16_epilogue_tail"
 // CHECK-DAG: variant = "decode_w4a16"
 
-// DEF-DAG: @fp4_matmul_{{[0-9]+}}_launch(memref<16x256xbf16>, {{.*}}variant = "prefill_w4a16_smem_entries"
-// DEF-DAG: @fp4_matmul_{{[0-9]+}}_launch(memref<32x256xbf16>, {{[^}]*}}memref<96x8x2xi8>, memref<16x96xf32>) attributes {{.*}}variant = "decode_w4a16_wgmma_entries_epilogue"
+// DEF-DAG: @fp4_matmul_{{[0-9]+}}_launch(memref<16x256xbf16>, {{.*}}memref<96x8x2xi8>, memref<16x96xf32>) attributes {{.*}}variant = "prefill_w4a16_smem_entries"
+// DEF-DAG: @fp4_matmul_{{[0-9]+}}_launch(memref<32x256xbf16>, {{[^}]*}}memref<96x8x2xi8>, memref<16x96xf32>) attributes {{.*}}variant = "decode_w4a16_wgmma_patch_epilogue", grid = [1, 1, 1], block = [512, 1, 1]
+// DEF-DAG: @fp4_matmul_{{[0-9]+}}_launch(memref<16x256xbf16>, {{[^}]*}}memref<96x8x1xi8>, memref<16x96xf32>) attributes {{.*}}variant = "decode_w4a16_wgmma_patch_epilogue", grid = [2, 1, 1], block = [256, 1, 1]
 // DEF-DAG: @fp4_matmul_{{[0-9]+}}_launch(memref<32x256xbf16>, {{.*}}memref<256x16xf32>{{.*}}variant = "decode_w4a16_epilogue_tail"
 
 // LOOP-NOT: decode_w4a16_wgmma_entries_epilogue
+// LOOP-NOT: decode_w4a16_wgmma_patch_epilogue
 // LOOP-DAG: variant = "prefill_w4a16_smem_entries"
 // LOOP-DAG: variant = "decode_w4a16_epilogue"
 
@@ -50,6 +55,18 @@ func.func @proven(%x: tensor<16x256xbf16>, %w: tensor<96x256xbf16>) -> tensor<16
   %y1 = fp4.correction_matmul (%xv, %xi block 32), (%qw) acc %y0 : (tensor<16x8x2xbf16>, tensor<16x8x2xi8>), (!qw), tensor<16x96xf32> -> tensor<16x96xf32>
   %y2 = fp4.correction_matmul (%qx), (%wv, %wi block 32) acc %y1 : (!qx), (tensor<96x8x2xbf16>, tensor<96x8x2xi8>), tensor<16x96xf32> -> tensor<16x96xf32>
   %y3 = fp4.correction_matmul (%xv, %xi block 32), (%wv, %wi block 32) acc %y2 : (tensor<16x8x2xbf16>, tensor<16x8x2xi8>), (tensor<96x8x2xbf16>, tensor<96x8x2xi8>), tensor<16x96xf32> -> tensor<16x96xf32>
+  return %y3 : tensor<16x96xf32>
+}
+
+func.func @proven_top1(%x: tensor<16x256xbf16>, %w: tensor<96x256xbf16>) -> tensor<16x96xf32> {
+  %rest, %xv, %xi = fp4.split_outliers %x block 32 top 1 : tensor<16x256xbf16> -> tensor<16x8x1xbf16>, tensor<16x8x1xi8>
+  %qx = fp4.quantize %rest : tensor<16x256xbf16> -> !qx
+  %wrest, %wv, %wi = fp4.split_outliers %w block 32 top 1 : tensor<96x256xbf16> -> tensor<96x8x1xbf16>, tensor<96x8x1xi8>
+  %qw = fp4.quantize %wrest : tensor<96x256xbf16> -> !qw
+  %y0 = fp4.matmul %qx, %qw : !qx, !qw -> tensor<16x96xf32>
+  %y1 = fp4.correction_matmul (%xv, %xi block 32), (%qw) acc %y0 : (tensor<16x8x1xbf16>, tensor<16x8x1xi8>), (!qw), tensor<16x96xf32> -> tensor<16x96xf32>
+  %y2 = fp4.correction_matmul (%qx), (%wv, %wi block 32) acc %y1 : (!qx), (tensor<96x8x1xbf16>, tensor<96x8x1xi8>), tensor<16x96xf32> -> tensor<16x96xf32>
+  %y3 = fp4.correction_matmul (%xv, %xi block 32), (%wv, %wi block 32) acc %y2 : (tensor<16x8x1xbf16>, tensor<16x8x1xi8>), (tensor<96x8x1xbf16>, tensor<96x8x1xi8>), tensor<16x96xf32> -> tensor<16x96xf32>
   return %y3 : tensor<16x96xf32>
 }
 

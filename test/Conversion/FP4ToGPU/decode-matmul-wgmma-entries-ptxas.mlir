@@ -1,5 +1,5 @@
 // REQUIRES: ptxas
-// The decode kernel's weight-tile form (decode-mma=wgmma, sm_90a) on the
+// The decode kernel's weight-tile form (decode-outliers=tile, sm_90a) on the
 // full recipe at the benchmark's 16 x 14336 x 4096: the weight outliers are
 // split from the same weight, so the quantized rest is +-0 at their
 // positions and they are written into the kernel's shared weight tile
@@ -7,7 +7,7 @@
 // gathered from an activation sum (the prep writes none). Both wgmma
 // operands come from shared memory by descriptor (no register A operand,
 // no mma.sync); ptxas assembles it without spills.
-// RUN: rm -rf %t && fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90a format=isa export-dir=%t decode-mma=wgmma" -o /dev/null
+// RUN: rm -rf %t && fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90a format=isa export-dir=%t decode-outliers=tile" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PTX < %t/fp4_kernels.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/fp4_kernels.ptx -o /dev/null 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: FileCheck %s --check-prefix=JSON < %t/kernels.json

@@ -14,6 +14,11 @@
 // RUN: FileCheck %s --check-prefix=PTX < %t/fp4_kernels.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/fp4_kernels.ptx -o /dev/null 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: FileCheck %s --check-prefix=JSON < %t/kernels.json
+// The default (no option): the same patch with two 64-row warp groups per
+// K warp group sharing its activation slot (128 rows per CTA, 16 warps).
+// RUN: rm -rf %t.d && fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90a format=isa export-dir=%t.d" -o /dev/null
+// RUN: %ptxas -arch=sm_90a -v %t.d/fp4_kernels.ptx -o /dev/null 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: FileCheck %s --check-prefix=DEF < %t.d/kernels.json
 
 // PTX-LABEL: .entry fp4_matmul_
 // PTX-NOT: mma.sync
@@ -30,6 +35,11 @@
 // JSON-DAG: "variant": "decode_w4a16_wgmma_patch_epilogue"
 // JSON-DAG: "shared_bytes": 40960
 // JSON-NOT: summed_t
+
+// DEF: "block": [{{[[:space:]]+}}512,
+// DEF: "grid": [{{[[:space:]]+}}112,
+// DEF: "shared_bytes": 65536
+// DEF: "variant": "decode_w4a16_wgmma_patch_epilogue"
 
 !qx = !fp4.tensor<16x4096xf4E2M1FN, #fp4.mxfp4, axis = 1>
 !qw = !fp4.tensor<14336x4096xf4E2M1FN, #fp4.mxfp4, axis = 1>
