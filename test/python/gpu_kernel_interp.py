@@ -842,14 +842,22 @@ class Launch:
                         for (a, _), v in zip(args[1:], carried):
                             self.env[a] = v
                         out = self.block_ops(body, active)
-                        carried = [np.where(active.reshape((-1,) + (1,) *
-                                                           (o.ndim - 1)),
-                                            o, c).astype(o.dtype)
+                        carried = [select_threads(active, o, c)
                                    for o, c in zip(out, carried)]
                         iv = iv + step
                 self.set(op, carried)
             else:
                 raise NotImplementedError(name)
+
+
+def select_threads(active, new, old):
+    """Per thread `new` where `active`, else `old`: arrays of any rank with
+    threads first, or the fields of a struct (a list, e.g. a wgmma
+    accumulator carried by a loop)."""
+    if isinstance(new, list):
+        return [select_threads(active, n, o) for n, o in zip(new, old)]
+    return np.where(active.reshape((-1,) + (1,) * (new.ndim - 1)),
+                    new, old).astype(new.dtype)
 
 
 def _prmt(a, b, sel):

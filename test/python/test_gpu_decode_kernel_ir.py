@@ -143,7 +143,8 @@ class DecodeLaunch(interp.Launch):
             for (a, _), v in zip(args[1:], carried):
                 self.env[a] = v
             new = self.block_ops(body, active)
-            carried = [np.where(active, n, c).astype(c.dtype) for n, c in zip(new, carried)]
+            carried = [interp.select_threads(active, n, c)
+                       for n, c in zip(new, carried)]
         self.set(op, carried)
 
 

@@ -360,14 +360,6 @@ private:
   /// The words stageActivations converts (this thread's pieces of the
   /// group's activation rows, numActivationWords(count) of them), loaded
   /// ahead by the pipelined loop.
-  /// Which 16 activation bytes (bf16) or 4 (codes) this thread loads and
-  /// stages in round i of a group of `count` chunks: row, chunk u, unit
-  /// and word of the unit. Rounds per thread: wgmmaN * count / (2 *
-  /// rowWarps).
-  struct ActivationPiece {
-    Value row, u, unit, word;
-  };
-  ActivationPiece activationPiece(int64_t i, int64_t count);
   SmallVector<Value> loadActivationWords(Value firstChunk, int64_t count,
                                          bool masked);
   int64_t numActivationWords(int64_t count) const {
@@ -1207,42 +1199,22 @@ void DecodeKernelEmitter::warpGroupBarrier() {
                           NVVM::BarrierReductionAttr(), Value());
 }
 
-DecodeKernelEmitter::ActivationPiece
-DecodeKernelEmitter::activationPiece(int64_t i, int64_t count) {
-  Value t = rem(tid, cfg.groupThreads());
-  if (cfg.weightTile) {
-    const int64_t perRound = cfg.groupThreads() / 16;
-    // Thread t takes word t % 4 of unit (t % 16) / 4 of (row, chunk)
-    // j = t / 16 + (threads / 16) i, j = row * count + chunk: 16
-    // consecutive threads read 256 consecutive bytes of a row, and store
-    // them as 16-byte chunks (stageActivations).
-    Value piece = rem(t, 16);
-    Value j = add(div(t, 16), perRound * i);
-    return {div(j, count), rem(j, count), div(piece, 4), rem(piece, 4)};
-  }
-  // The register form stores 4-byte pairs: a store's bank is (swizzled
-  // 16-byte chunk) * 4 + unit, and the chunk of word v is that of word
-  // v + 2 (the next atom) and that of word v + 1 XOR 4 (stageActivations).
-  // So a warp takes 4 rows (row % 8 changes the swizzle) x words v and
-  // v + 1 x 4 units: 8 chunks x 4 units, all 32 banks. Lane l: unit
-  // l % 4, word (l / 4) % 2 + 2 h, row 4 q + l / 8, for (q, chunk, h) =
-  // round q' = warp + rowWarps i; each row's 4 units x 2 words of a round
-  // are 4 whole 32-byte sectors.
-  Value warpInGroup = div(t, 32), lane = rem(t, 32);
-  Value q = add(warpInGroup, cfg.rowWarps * i);
-  Value h = rem(q, 2), u = rem(div(q, 2), count), quad = div(q, 2 * count);
-  return {add(mul(quad, 4), div(lane, 8)), u, rem(lane, 4),
-          add(rem(div(lane, 4), 2), mul(h, 2))};
-}
-
 SmallVector<Value> DecodeKernelEmitter::loadActivationWords(Value firstChunk,
                                                            int64_t count,
                                                            bool masked) {
+  // Thread t of the K warp takes word t % 4 of unit (t % 16) / 4 of
+  // (row, chunk) j = t / 16 + (threads / 16) i, j = row * count + chunk
+  // (stageActivations); 16 consecutive threads read 256 consecutive bytes
+  // of a row.
+  Value t = rem(tid, cfg.groupThreads());
+  Value piece = rem(t, 16);
+  Value unitTig = div(piece, 4), word = rem(piece, 4);
   const int64_t perRound = cfg.groupThreads() / 16;
   const int64_t pieces = cfg.wgmmaN() * count / perRound;
   SmallVector<Value> out;
   for (int64_t i = 0; i < pieces; ++i) {
-    auto [row, u, unitTig, word] = activationPiece(i, count);
+    Value j = add(div(t, 16), perRound * i);
+    Value row = div(j, count), u = rem(j, count);
     // K % 32 == 0: a unit is within K or entirely beyond it.
     Value unitK0 = add(mul(add(firstChunk, u), kChunk), mul(unitTig, kUnit));
     Value valid;
@@ -1304,6 +1276,9 @@ void DecodeKernelEmitter::stageActivations(Value firstChunk, int64_t count,
   // (slot 2p + h holds element p + 4h), so a thread stores a word's four
   // pairs with one 16-byte store.
   const int64_t atom = cfg.atomElements() / 2; // i32 words
+  Value t = rem(tid, cfg.groupThreads());
+  Value piece = rem(t, 16);
+  Value unitTig = div(piece, 4), word = rem(piece, 4);
   Value slot = mul(kWarp, cfg.slotElements() / 2);
   const int64_t perRound = cfg.groupThreads() / 16;
   const int64_t pieces = cfg.wgmmaN() * count / perRound;
@@ -1314,9 +1289,9 @@ void DecodeKernelEmitter::stageActivations(Value firstChunk, int64_t count,
   if (words.empty())
     words = loadActivationWords(firstChunk, count, masked);
   assert(static_cast<int64_t>(words.size()) == pieces * perPiece);
-  SmallVector<std::pair<ActivationPiece, SmallVector<Value, 4>>> loaded;
+  SmallVector<std::pair<Value, SmallVector<Value, 4>>> loaded;
   for (int64_t i = 0; i < pieces; ++i)
-    loaded.push_back({activationPiece(i, count),
+    loaded.push_back({add(div(t, 16), perRound * i),
                       SmallVector<Value, 4>(ArrayRef<Value>(words).slice(
                           i * perPiece, perPiece))});
   // The slot's previous contents: every warp of the group waited for its
@@ -1326,9 +1301,8 @@ void DecodeKernelEmitter::stageActivations(Value firstChunk, int64_t count,
     stageSumSlice(firstChunk, count);
   if (cfg.weightTile)
     storeWeightTile(weightChunks);
-  for (auto &[piece, w] : loaded) {
-    Value row = piece.row, u = piece.u, unitTig = piece.unit,
-          word = piece.word;
+  for (auto &[j, w] : loaded) {
+    Value row = div(j, count), u = rem(j, count);
     SmallVector<Value, 2> factor;
     if (lhsQ)
       factor = factors(*lhsQ, {w[1]})[0];

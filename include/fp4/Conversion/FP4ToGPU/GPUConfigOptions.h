@@ -223,11 +223,14 @@ struct GPUConfigOptionSet {
                            "tile (sm_90a; outliers proven to sit on +-0 "
                            "weights, others keep the default; the "
                            "default for proven ones above 16 stacked "
-                           "rows)"),
+                           "rows with more than 2 entries per unit)"),
                 clEnumValN(GPUDecodeOutliers::Patch, "patch",
                            "as tile, but each lane replaces the entries' "
                            "elements in its register fragments (no "
-                           "shared tile)"))),
+                           "shared tile; wgmma from 9 stacked rows, "
+                           "mma.sync below); the default for proven ones "
+                           "with at most 2 entries per unit above 16 "
+                           "stacked rows, or 1 from 9"))),
         decodeMMA(
             owner, "decode-mma",
             llvm::cl::desc("Decode: tensor-core instruction (default: "
