@@ -163,7 +163,7 @@ constexpr int64_t kDecodeTileDefaultMinRows = 16;
 /// With one entry per 32-element unit the register patch (below) is the
 /// default from 9 stacked rows: H100, 16 x 14336 x 4096 outlier top-1
 /// (16 rows) 33.6 us against 38.0 on the prefill kernel's entries; top-2
-/// 41.7 against 41.2, top-4 54.1 against 44.3 (docs/Performance.md,
+/// 41.7 against 41.2, top-4 53.7 against 44.3 (docs/Performance.md,
 /// "Session 20").
 constexpr int64_t kDecodePatchSingleEntryMinRows = 8;
 /// By default proven entries go into the register fragments (the patch)
@@ -241,11 +241,12 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   const bool onWgmma = wgmmaOverrides.decodeMMA == GPUPrefillMMA::WGMMA &&
                        chip.hasWGMMA && weightForm &&
                        !weightForm->hasMacroFactors();
-  // On that form, weight outliers proven to sit on +-0 weights are written
-  // into its shared weight tile (MatmulKernelSpec::WeightEntries): no
-  // activation sum, no gathers; the tile holds the weight's values, so its
-  // scheme has no tensor factor or exponent offset.
-  const bool entriesInTile =
+  // On that form, weight outliers proven to sit on +-0 weights go into the
+  // weight operand (MatmulKernelSpec::WeightEntries): its shared weight
+  // tile, or with the patch the register fragments (either form): no
+  // activation sum, no gathers; the operand holds the weight's values, so
+  // its scheme has no tensor factor or exponent offset.
+  const bool entriesInWeight =
       chain.weightValues && chain.weightEntriesProven &&
       (onWgmma || (patchEntries && weightForm &&
                    !weightForm->hasMacroFactors())) &&
@@ -278,7 +279,7 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
       chain, numGroups * m, chain.resultType.getElementType());
   MatmulKernelSpec::Epilogue epilogue;
   epilogue.rowGroups = numGroups;
-  if (entriesInTile) {
+  if (entriesInWeight) {
     spec.weightEntries = MatmulKernelSpec::WeightEntries{
         chain.weightBlockSize,
         cast<RankedTensorType>(chain.weightValues.getType()).getShape().back(),
@@ -328,22 +329,22 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   // ptxas sm_90a: 70 registers at 128; 96 and a 4-byte spill at 256; 161
   // at 512).
   GPUConfigOverrides overrides = wgmmaOverrides;
-  if (entriesInTile && !onWgmma && !overrides.decodeKUnroll)
+  if (entriesInWeight && !onWgmma && !overrides.decodeKUnroll)
     overrides.decodeKUnroll = kPatchSyncKUnroll;
   // The patch above 16 stacked rows: two 64-row warp groups per K warp
   // group share its activation slot (each CTA stages the 32 stacked rows
   // once per 128 weight rows; 112 CTAs of 16 warps): 41.0 against 43.4 us
   // with 64 rows (H100, full recipe at 16 x 14336 x 4096, Session 20),
-  // where the rows are whole 16-row pieces (withDecodeMMADefault).
+  // where the rows are whole 16-row pieces.
   const int64_t stackedRows = numGroups * m;
-  if (entriesInTile && patchEntries && onWgmma && !options.decodeOutliers &&
+  if (entriesInWeight && patchEntries && onWgmma && !options.decodeOutliers &&
       stackedRows > kDecodeTileDefaultMinRows &&
-      llvm::divideCeil(stackedRows, int64_t{8}) % 2 == 0 &&
+      decodeWgmmaSharesRows(stackedRows) &&
       !overrides.decodeRowsPerCTA && !overrides.decodeWarps) {
     overrides.decodeRowsPerCTA = 128;
     overrides.decodeWarps = 16;
   }
-  if (chain.weightValues && !entriesInTile && !epilogue.outlierTail &&
+  if (chain.weightValues && !entriesInWeight && !epilogue.outlierTail &&
       !onWgmma &&
       !overrides.decodeKUnroll && k % (2 * kStagedSumKUnroll) == 0 &&
       unitEntries <= 2)
@@ -815,10 +816,10 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
     // The decode plans add the weight outliers' product from the activation
     // sum, unless the decode kernel writes them into its weight tile; at
     // prefill the outliers go into the weight tile too.
-    const bool entriesInTile =
+    const bool entriesInWeight =
         epilogueInKernel && decodeLaunches.front().spec.weightEntries;
     const bool outlierEpilogue =
-        chain.weightValues && chain.decode && !entriesInTile;
+        chain.weightValues && chain.decode && !entriesInWeight;
     if (outlierEpilogue && hooks.remarks &&
         isEntriesForm(hooks.options.decodeOutliers))
       end->emitRemark()
@@ -962,7 +963,7 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
           input(rewriter, loc, stacked->front(), "stacked0", spec.args);
       llvm::append_range(
           inputs, input(rewriter, loc, chain.weight, "weight", spec.args));
-      if (entriesInTile) {
+      if (entriesInWeight) {
         llvm::append_range(inputs, input(rewriter, loc, chain.weightValues,
                                          "weights.values", spec.args));
         llvm::append_range(inputs, input(rewriter, loc, chain.weightIndices,

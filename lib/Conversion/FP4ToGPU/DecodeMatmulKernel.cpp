@@ -384,6 +384,10 @@ private:
   /// pairs of that row's unit (pairs[4 v + p]: pair p of code word v).
   void patchEntries(const ChunkLoads &loads, int64_t half,
                     MutableArrayRef<Value> pairs);
+  /// The 16 dequantized pairs of weight row `row`'s unit (pairs[4 v + p]:
+  /// pair p of code word v), patched where the form takes entries there.
+  SmallVector<Value, 16> unitPairs(const ChunkLoads &loads, int64_t row,
+                                   ArrayRef<SmallVector<Value, 2>> rowFactors);
   /// The weight-tile form's K order in a K-major 128-byte-swizzle buffer
   /// of `rows`-row atoms starting at i32 word `base`: word v of unit
   /// `unit` (0..3) of a chunk is its 16-byte chunk 4 unit + v, in atom
@@ -764,14 +768,8 @@ DecodeKernelEmitter::computeChunks(ArrayRef<ChunkLoads> chunks,
     // the entries over their elements, then the steps take them.
     SmallVector<SmallVector<Value, 16>> patched;
     if (cfg.entryPatch)
-      for (auto [row, words] : llvm::enumerate(loads.weightWords)) {
-        SmallVector<Value, 16> &pairs = patched.emplace_back();
-        for (int64_t v = 0; v < 4; ++v)
-          for (int64_t p = 0; p < 4; ++p)
-            pairs.push_back(dequantPair(words[v], p,
-                                        wf[row][weight.scaleSlot(v)]));
-        patchEntries(loads, static_cast<int64_t>(row), pairs);
-      }
+      for (int64_t row = 0, e = loads.weightWords.size(); row < e; ++row)
+        patched.push_back(unitPairs(loads, row, wf[row]));
 
     for (int64_t s = 0; s < kStepsPerChunk; ++s) {
       int64_t word = s / 2, p0 = 2 * (s % 2), p1 = p0 + 1, parity = s % 2;
@@ -1535,6 +1533,19 @@ void DecodeKernelEmitter::storeTileEntries(const ChunkLoads &loads,
   }
 }
 
+SmallVector<Value, 16> DecodeKernelEmitter::unitPairs(
+    const ChunkLoads &loads, int64_t row,
+    ArrayRef<SmallVector<Value, 2>> rowFactors) {
+  SmallVector<Value, 16> pairs;
+  for (int64_t v = 0; v < 4; ++v)
+    for (int64_t p = 0; p < 4; ++p)
+      pairs.push_back(dequantPair(loads.weightWords[row][v], p,
+                                  rowFactors[weight.scaleSlot(v)]));
+  if (cfg.entryPatch)
+    patchEntries(loads, row, pairs);
+  return pairs;
+}
+
 void DecodeKernelEmitter::patchEntries(const ChunkLoads &loads, int64_t half,
                                        MutableArrayRef<Value> pairs) {
   // Element c of the unit is half (c % 8) / 4 of pair c % 4 of word c / 8
@@ -1649,15 +1660,8 @@ DecodeKernelEmitter::computeChunksWgmma(ArrayRef<ChunkLoads> chunks,
     for (const auto &bytes : loads.weightScales)
       wf.push_back(factors(weight, bytes));
     // pairs[half][4 v + p]: pair p of code word v of row g (+ 8 half).
-    SmallVector<SmallVector<Value, 16>, 2> pairs(2);
-    for (int64_t half = 0; half < 2; ++half) {
-      for (int64_t v = 0; v < 4; ++v)
-        for (int64_t p = 0; p < 4; ++p)
-          pairs[half].push_back(dequantPair(loads.weightWords[half][v], p,
-                                            wf[half][weight.scaleSlot(v)]));
-      if (cfg.entryPatch)
-        patchEntries(loads, half, pairs[half]);
-    }
+    SmallVector<SmallVector<Value, 16>, 2> pairs = {
+        unitPairs(loads, 0, wf[0]), unitPairs(loads, 1, wf[1])};
     SmallVector<SmallVector<Value, 4>> frags;
     for (int64_t s = 0; s < kStepsPerChunk; ++s) {
       int64_t p0 = 4 * (s / 2) + 2 * (s % 2), p1 = p0 + 1;
@@ -2470,6 +2474,14 @@ static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
   // outliers in its main loop, from per-group slices of the sum (no tail
   // form there).
   cfg.wgmma = wgmmaForm;
+  // Weight entries go into the register fragments (both forms) or into the
+  // warp-group form's weight tile.
+  std::optional<TileEntries> entries;
+  if (spec.weightEntries) {
+    entries = TileEntries{spec.weightEntries->blockSize,
+                          spec.weightEntries->entries, Value(), Value()};
+    cfg.entryPatch = spec.weightEntries->inRegisters;
+  }
   if (cfg.wgmma) {
     // One or two 64-row warp groups per K warp: two share the K warp's
     // activation slot (half the activation staging per weight row).
@@ -2504,13 +2516,7 @@ static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
     cfg.kWarps = (config.getWarps() > 0 ? config.getWarps() : 8) / cfg.rowWarps;
     cfg.warps = cfg.rowWarps * cfg.kWarps;
     cfg.splitK = 1;
-    std::optional<TileEntries> entries;
-    if (spec.weightEntries)
-      entries = TileEntries{spec.weightEntries->blockSize,
-                            spec.weightEntries->entries, Value(), Value()};
-    if (spec.weightEntries && spec.weightEntries->inRegisters) {
-      cfg.entryPatch = true;
-    } else if (spec.weightEntries) {
+    if (entries && !cfg.entryPatch) {
       cfg.weightTile = true;
       // Every shared buffer of the form (emit): the activation slots and
       // the tiles (1024-byte aligned), the epilogue's stage, the K warps'
@@ -2534,17 +2540,11 @@ static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
   }
   // Off the warp-group form only the register patch takes entries: the
   // mma.sync fragments hold the same pairs of the lane's own unit.
-  std::optional<TileEntries> syncEntries;
-  if (spec.weightEntries && !spec.weightEntries->inRegisters) {
+  if (entries && !cfg.entryPatch) {
     reason = "weight entries in a weight tile need the decode kernel's "
              "warp-group form (decode-mma = wgmma on a chip with wgmma, no "
              "macro factors)";
     return failure();
-  }
-  if (spec.weightEntries) {
-    syncEntries = TileEntries{spec.weightEntries->blockSize,
-                              spec.weightEntries->entries, Value(), Value()};
-    cfg.entryPatch = true;
   }
   cfg.rowWarps = config.getRowsPerCta() > 0 ? config.getRowsPerCta() / 16
                                             : chooseRowWarps(cfg, stagedSum,
@@ -2575,7 +2575,7 @@ static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
     return failure();
   }
 
-  return DecodeSetup{*weight, lhsQ, epi, syncEntries, cfg};
+  return DecodeSetup{*weight, lhsQ, epi, entries, cfg};
 }
 
 LogicalResult mlir::fp4::checkDecodeMatmulKernel(const MatmulKernelSpec &spec,

@@ -237,7 +237,7 @@ mlir::fp4::withDecodeMMADefault(const ChipDescription &chip, int64_t rows,
         set(overrides.decodeRowsPerCTA) ? *overrides.decodeRowsPerCTA : 64;
     const bool wgmmaRows =
         rowsPerCTA == 64 ||
-        (rowsPerCTA == 128 && llvm::divideCeil(rows, int64_t{8}) % 2 == 0);
+        (rowsPerCTA == 128 && decodeWgmmaSharesRows(rows));
     return !wgmmaRows ||
            (set(overrides.decodeWarps) &&
             *overrides.decodeWarps % (rowsPerCTA / 16) != 0) ||

@@ -42,6 +42,13 @@ int64_t getDecodeMaxM(const ChipDescription &chip,
 /// warp-group MMA by default where the chip has it (decode-mma unset).
 constexpr int64_t kDecodeWgmmaMinRows = 9;
 
+/// Whether the decode kernel's warp-group form can give each K warp two
+/// 64-row warp groups (decode-rows-per-cta = 128) for `rows` activation
+/// rows: the groups share the staged activations in whole 16-row pieces.
+inline bool decodeWgmmaSharesRows(int64_t rows) {
+  return (rows + 7) / 8 % 2 == 0;
+}
+
 /// `overrides` with the decode kernel's instruction for `rows` activation
 /// rows filled in where decode-mma is unset: wgmma on chips with warp-group
 /// MMA from kDecodeWgmmaMinRows rows (below, mma.sync's 16-row tiles waste

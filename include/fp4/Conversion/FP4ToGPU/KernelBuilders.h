@@ -114,10 +114,11 @@ struct MatmulKernelSpec {
   /// same fp4.split_outliers, or constants checked at compile time).
   struct WeightEntries {
     int64_t blockSize = 0, entries = 0;
-    /// The decode kernel's warp-group form only: the entries replace their
-    /// elements in the dequantized register fragments of its register-A
-    /// wgmma (decode-outliers=patch) instead of a shared weight tile; the
-    /// same product, without the tile's shared-memory round trip.
+    /// The decode kernel only: the entries replace their elements in the
+    /// dequantized register fragments (the warp-group form's register A
+    /// operand, or mma.sync's A fragments; decode-outliers=patch) instead
+    /// of a weight tile; the same product without the tile's shared-memory
+    /// round trip.
     bool inRegisters = false;
   };
   std::optional<WeightEntries> weightEntries;
