@@ -69,7 +69,6 @@ CASES = [
     (16, 77, 320, 32, 2, True, "decode-outliers=patch"),
     (16, 77, 4096, 32, 2, True, "decode-outliers=patch"),
     (9, 70, 320, 16, 1, False, "decode-outliers=patch"),
-    (1, 70, 320, 64, 4, False, "decode-outliers=patch"),
     (12, 64, 256, 32, 1, True, "decode-outliers=patch"),
     (16, 77, 1184, 32, 2, True,
      "decode-outliers=patch decode-prefetch=1 decode-k-unroll=256"),
@@ -78,7 +77,7 @@ CASES = [
     (16, 200, 320, 32, 2, True,
      "decode-outliers=patch decode-rows-per-cta=128"),
     # Below 9 stacked rows the patch goes into the mma.sync form's
-    # fragments (the same pairs of the lane's unit): 2, 8 and 16 rows...
+    # fragments (the same pairs of the lane's unit): 2, 4 and 8 rows...
     (1, 70, 320, 64, 4, False, "decode-outliers=patch"),
     (4, 77, 1184, 32, 2, True, "decode-outliers=patch"),
     (1, 200, 1024, 16, 2, True, "decode-outliers=patch decode-prefetch=1"),
