@@ -698,6 +698,12 @@ class Launch:
                 a = ins[0]
                 self.set(op, [a.view(_SIGNED[a.dtype.type]).astype(
                     np.float32)])
+            elif name == "arith.uitofp":
+                # Exact for the kernels' small integers (f16 keys < 2048).
+                _, _, e = parse_type(tout)
+                assert e in ("f32", "f16"), f"uitofp to {e}"
+                a = ins[0].astype(np.uint64)
+                self.set(op, [a.astype(np.float64).astype(elem_dtype(e))])
             elif name == "arith.fptosi":
                 a = np.where(np.isfinite(ins[0]), ins[0], 0)
                 self.set(op, [a.astype(np.int64).astype(np.int32).view(

@@ -1564,6 +1564,10 @@ void DecodeKernelEmitter::patchEntries(const ChunkLoads &loads, int64_t half,
   auto shr = [&](Value x, int64_t n) {
     return arith::ShRUIOp::create(b, loc, x, i32(n)).getResult();
   };
+  struct Entry {
+    Value key, selector, bits;
+  };
+  SmallVector<Entry> list;
   for (int64_t e = 0; e < entries->perUnit(); ++e) {
     auto [column, skip] = entryColumn(loads, half, e);
     Value j = arith::OrIOp::create(
@@ -1580,14 +1584,39 @@ void DecodeKernelEmitter::patchEntries(const ChunkLoads &loads, int64_t half,
         b, loc, b.getI32Type(),
         arith::BitcastOp::create(b, loc, b.getI16Type(),
                                  loads.outlierValues[half][e]));
+    list.push_back({j, selector, bits});
+  }
+  // Two entries' keys as one f16x2 (small integers, exact): one f16x2
+  // compare per pair gives both predicates (setp.eq.f16x2 p|q).
+  auto f16x2 = VectorType::get({2}, b.getF16Type());
+  for (size_t e = 0; e < list.size(); e += 2) {
+    bool two = e + 1 < list.size();
+    auto toF16 = [&](Value key) {
+      return arith::UIToFPOp::create(b, loc, b.getF16Type(), key).getResult();
+    };
+    Value keys = vector::FromElementsOp::create(
+        b, loc, f16x2,
+        ValueRange{toF16(list[e].key),
+                   two ? toF16(list[e + 1].key)
+                       : arith::ConstantOp::create(
+                             b, loc, b.getF16FloatAttr(16.0f))
+                             .getResult()});
     for (auto [p, pair] : llvm::enumerate(pairs)) {
-      Value mine = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::eq, j,
-          i32(static_cast<int64_t>(p)));
-      Value replaced = NVVM::PermuteOp::create(b, loc, b.getI32Type(), pair,
-                                               bits, selector,
-                                               NVVM::PermuteMode::DEFAULT);
-      pair = select(mine, replaced, pair);
+      Value splat = arith::ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(f16x2, b.getF16FloatAttr(
+                                            static_cast<float>(p))
+                                            .getValue()));
+      Value mine = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                         keys, splat);
+      for (int64_t k = 0; k < (two ? 2 : 1); ++k) {
+        const Entry &en = list[e + k];
+        Value hit = vector::ExtractOp::create(b, loc, mine, k);
+        Value replaced = NVVM::PermuteOp::create(
+            b, loc, b.getI32Type(), pair, en.bits, en.selector,
+            NVVM::PermuteMode::DEFAULT);
+        pair = select(hit, replaced, pair);
+      }
     }
   }
 }
