@@ -1552,12 +1552,11 @@ void DecodeKernelEmitter::patchEntries(const ChunkLoads &loads, int64_t half,
   // (storeTileEntries), i.e. of pairs[j] with j = 4 (c / 8) + c % 4. The
   // lane owns the whole unit of its two rows, so the replacement needs no
   // other lane: for each entry, each of the 16 pairs takes a byte permute
-  // under "j is mine": ptxas makes the select of the permute one
-  // predicated PRMT after one ISETP (SASS of the 16-row full recipe's
-  // kernel: the same 848 instructions as with an inline-PTX predicated
-  // prmt, docs/perf/s20_calls/s20c.sh). As in the tile,
-  // the replacement is the sum because the quantized weight is +-0 there.
-  // A skipped entry gets j = 16, which no pair has.
+  // under "j is mine", which ptxas makes one predicated PRMT (the same
+  // SASS as an inline-PTX predicated prmt, docs/perf/s20_calls/s20c.sh);
+  // the predicates of two entries come from one f16x2 compare (below).
+  // As in the tile, the replacement is the sum because the quantized
+  // weight is +-0 there. A skipped entry gets j = 16, which no pair has.
   auto andi = [&](Value x, int64_t m) {
     return arith::AndIOp::create(b, loc, x, i32(m)).getResult();
   };
@@ -1586,26 +1585,26 @@ void DecodeKernelEmitter::patchEntries(const ChunkLoads &loads, int64_t half,
                                  loads.outlierValues[half][e]));
     list.push_back({j, selector, bits});
   }
-  // Two entries' keys as one f16x2 (small integers, exact): one f16x2
-  // compare per pair gives both predicates (setp.eq.f16x2 p|q).
+  // Two entries' keys as one f16x2: 1024 + j is exact in f16 and its bits
+  // are 0x6400 | j (no conversion instruction), so one f16x2 compare per
+  // pair with 1024 + p gives both entries' predicates (setp.eq.f16x2 p|q,
+  // one HSETP2 where two ISETP were). A missing second entry has key 16.
   auto f16x2 = VectorType::get({2}, b.getF16Type());
   for (size_t e = 0; e < list.size(); e += 2) {
     bool two = e + 1 < list.size();
-    auto toF16 = [&](Value key) {
-      return arith::UIToFPOp::create(b, loc, b.getF16Type(), key).getResult();
+    auto bits = [&](Value key) {
+      return arith::OrIOp::create(b, loc, key, i32(0x6400)).getResult();
     };
-    Value keys = vector::FromElementsOp::create(
+    Value high = two ? bits(list[e + 1].key) : i32(0x6400 | 16);
+    Value keys = LLVM::BitcastOp::create(
         b, loc, f16x2,
-        ValueRange{toF16(list[e].key),
-                   two ? toF16(list[e + 1].key)
-                       : arith::ConstantOp::create(
-                             b, loc, b.getF16FloatAttr(16.0f))
-                             .getResult()});
+        arith::OrIOp::create(b, loc, bits(list[e].key),
+                             arith::ShLIOp::create(b, loc, high, i32(16))));
     for (auto [p, pair] : llvm::enumerate(pairs)) {
       Value splat = arith::ConstantOp::create(
           b, loc,
           DenseElementsAttr::get(f16x2, b.getF16FloatAttr(
-                                            static_cast<float>(p))
+                                            1024.0f + static_cast<float>(p))
                                             .getValue()));
       Value mine = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                          keys, splat);

@@ -3,15 +3,17 @@
 // (decode-outliers=patch, sm_90a) on the full recipe at the benchmark's
 // 16 x 14336 x 4096: the weight outliers are split from the same weight,
 // so the quantized rest is +-0 at their positions, and each lane replaces
-// their elements in its own dequantized A fragments (a compare and a byte
-// permute per pair and entry, one predicated PRMT in SASS) before the
-// register-A wgmma. No shared
+// their elements in its own dequantized A fragments (a byte permute per
+// pair and entry, one predicated PRMT in SASS; the two entries' predicates
+// of a pair from one f16x2 compare of their keys 1024 + j, 16 pairs x 2
+// rows of a lane) before the register-A wgmma. No shared
 // weight tile (no 16-bit entry stores, no A descriptor; the dynamic shared
 // memory is the activation slots and the stages: 40 KB against the tile
 // form's 72 KB), no activation sum (the prep writes none); ptxas assembles
 // it without spills.
 // RUN: rm -rf %t && fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90a format=isa export-dir=%t decode-outliers=patch" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PTX < %t/fp4_kernels.ptx
+// RUN: FileCheck %s --check-prefix=F16 < %t/fp4_kernels.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/fp4_kernels.ptx -o /dev/null 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: FileCheck %s --check-prefix=JSON < %t/kernels.json
 // The default (no option): the same patch with two 64-row warp groups per
@@ -25,9 +27,16 @@
 // PTX-NOT: st.shared.b16
 // PTX-DAG: prmt.b32 {{%r[0-9]+}}, {{%r[0-9]+}}, {{%r[0-9]+}}, {{%r[0-9]+}};
 // PTX-DAG: selp.b32 {{%r[0-9]+}}, 12884, 21520, {{%p[0-9]+}};
+
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {{{[^}]*}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, {{%rd[0-9]+}}, 1, 1, 1, 0;
 // PTX-DAG: wgmma.wait_group.sync.aligned{{[[:space:]]+}}0;
 // PTX: .entry
+
+// Two entries per pair compare: 16 pairs x 2 rows = 32 f16x2 compares,
+// keys built from bits (no int-to-f16 conversion).
+// F16-COUNT-32: setp.eq.f16x2 {{%p[0-9]+}}|{{%p[0-9]+}}, {{%r[0-9]+}}, {{%r[0-9]+}};
+// F16-NOT: setp.eq.f16x2
+// F16-NOT: cvt.rn.f16
 
 // PTXAS: Function properties for fp4_matmul_
 // PTXAS-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
