@@ -428,6 +428,22 @@ private:
   /// `outlierStage` ([rows][CTA rows] f32) for the final pass.
   void emitOutlierTail(gpu::GPUFuncOp func);
   Value outlierStage;
+  /// The tail form's outlier phase alternates between neighboring CTAs:
+  /// odd CTAs (`tailFirst`) run it before their main loop, even ones after
+  /// it. All of a wave's CTAs run the same phases at the same time, so
+  /// with the phase after every main loop the weight stream stops while
+  /// the SMs gather (about 200 instructions a thread, after the last
+  /// weight load); alternating keeps half the CTAs streaming through
+  /// either phase.
+  bool alternateTail() const {
+    return epi && epi->outliersInTail() && !cfg.wgmma;
+  }
+  Value tailFirst;
+  /// The outlier phase proper: its copies awaited (every thread, then a
+  /// barrier: a CTA-uniform branch), the gathers into outlierStage.
+  void emitOutlierPhase();
+  /// outlierStage, where every use is dominated (before either branch).
+  void allocateOutlierStage();
 
   // Epilogue.
   Value finalScale();
@@ -1061,6 +1077,23 @@ void DecodeKernelEmitter::addOutlierProducts(const ChunkLoads &loads,
     }
 }
 
+void DecodeKernelEmitter::allocateOutlierStage() {
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  outlierStage = sharedBuffer(
+      MemRefType::get({epi->rows * cfg.rowsPerCTA()}, b.getF32Type(),
+                      MemRefLayoutAttrInterface(), workgroup));
+}
+
+void DecodeKernelEmitter::emitOutlierPhase() {
+  // The copies were issued before either branch (stageActivationSum), so
+  // both branches wait for them; this thread's cp.async groups are only
+  // those copies.
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  gpu::BarrierOp::create(b, loc);
+  emitOutlierTail(kernel);
+}
+
 void DecodeKernelEmitter::emitOutlierTail(gpu::GPUFuncOp func) {
   // Warp w takes the CTA's rows w, w + warps, ...; lane l of a row the run
   // of entries l * per .. l * per + per - 1 of the row's [blocks x entries]
@@ -1075,16 +1108,15 @@ void DecodeKernelEmitter::emitOutlierTail(gpu::GPUFuncOp func) {
   const int64_t perRow = epi->entriesPerRow(cfg.k);
   const int64_t per = llvm::divideCeil(perRow, int64_t{32});
   const int64_t rowsPerWarp = llvm::divideCeil(perCTA, cfg.warps);
-  auto workgroup =
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  outlierStage = sharedBuffer(MemRefType::get(
-      {rows * perCTA}, b.getF32Type(), MemRefLayoutAttrInterface(), workgroup));
+  if (!outlierStage)
+    allocateOutlierStage();
   // [N, blocks, entries] as [N, blocks * entries].
   auto flat = [&](Value memref) -> Value {
     SmallVector<ReassociationIndices> groups = {{0}, {1, 2}};
     return memref::CollapseShapeOp::create(b, loc, memref, groups);
   };
-  awaitActivationSum();
+  if (!alternateTail())
+    awaitActivationSum();
   // The CTA's copy (rows relative to the CTA's first) or global memory.
   const bool copied = epi->entryBytes > 0;
   Value values = copied ? epi->entryValues : flat(epi->outlierValues);
@@ -1950,8 +1982,15 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
                         MemRefLayoutAttrInterface(), workgroup));
   }
   // Without the pipelined loop the copy goes first.
-  if (!(cfg.fullGroups() > 0 && cfg.prefetch > 0))
+  if (!(cfg.fullGroups() > 0 && cfg.prefetch > 0) || alternateTail())
     stageActivationSum();
+  if (alternateTail()) {
+    allocateOutlierStage();
+    tailFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      rem(rowCTA, 2), idx(1));
+    emitIf(b, loc, tailFirst,
+           [&](OpBuilder &, Location) { emitOutlierPhase(); });
+  }
   SmallVector<Value> acc(numAcc() + numOutlierAcc(), f32(0.0f));
   TypeRange accTypes = ValueRange(acc).getTypes();
   SmallVector<Type> types(accTypes.begin(), accTypes.end());
@@ -2055,8 +2094,16 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
   // the main loop's sums are staged (their registers free again), then
   // the pass over the stage.
   auto finalPass = [&] {
-    if (epi->outliersInTail())
+    if (alternateTail()) {
+      Value tailLast = arith::XOrIOp::create(
+          b, loc, tailFirst,
+          arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+      emitIf(b, loc, tailLast,
+             [&](OpBuilder &, Location) { emitOutlierPhase(); });
+      sumInFlight = false;
+    } else if (epi->outliersInTail()) {
       emitOutlierTail(func);
+    }
     gpu::BarrierOp::create(b, loc);
     emitFinalPass(stage, tid);
   };
