@@ -8,10 +8,19 @@ and, where cuobjdump is found, the function's static SASS instruction
 count (for the loop-free prep and quantize kernels, the instructions each
 thread issues: the counts behind docs/Performance.md's session-13 table;
 cuobjdump is in the CUDA toolkit or the nvidia-cuda-cuobjdump wheel:
---cuobjdump PATH).
+--cuobjdump PATH). With --nvdisasm (the CUDA toolkit's, or the
+nvidia-cuda-nvdisasm wheel's nvidia/cu13/bin/nvdisasm) also the SASS of
+each kernel's main loop (its largest backward branch): instructions, those
+of the ALU pipe (logic, permutes, integer and f16 compares, shifts,
+selects) and of the FMA pipe (IMAD, FP32 and packed 16-bit arithmetic),
+and the most frequent opcodes: the counts behind docs/Performance.md's
+session-20 and -21 tables. --ptx FILE ... reports already built PTX (e.g.
+a folder of bench/build_gpu_kernels.py) instead of compiling cases.
 
     python3 bench/kernel_report.py [--chip sm_90a] [--options "..."]
-        [--cuobjdump PATH] full_m4096 outlier_k2_m4096 ...
+        [--cuobjdump PATH] [--nvdisasm PATH] full_m4096 outlier_k2_m4096 ...
+    python3 bench/kernel_report.py --nvdisasm PATH --ptx \
+        .dev/kernels/recipes/bench_full_m16_n14336_k4096/fp4_kernels.ptx
 """
 import argparse
 import collections
@@ -49,6 +58,56 @@ def sass_counts(cubin, cuobjdump):
     return out
 
 
+# SASS opcodes by the pipe that executes them on sm_90 (ncu's
+# sm__inst_executed_pipe_*; HSETP2 counts on the ALU pipe: session 21's
+# f16x2 compare left the FMA pipe's fp16 share unchanged).
+ALU_OPS = {"PRMT", "ISETP", "HSETP2", "LOP3", "SEL", "SHF", "IADD3", "FSEL",
+           "FSETP", "LEA", "FMNMX", "IMNMX", "VIMNMX", "PLOP3", "P2R", "R2P",
+           "FLO", "POPC", "BREV", "SGXT", "MOV", "IABS", "VIADD", "HMNMX2",
+           "BMSK"}
+FMA_OPS = {"FFMA", "FMUL", "FADD", "IMAD", "IMUL", "HFMA2", "HMUL2", "HADD2",
+           "IDP"}
+
+
+def sass_loop_counts(cubin, nvdisasm):
+    """sass_loops of nvdisasm's listing of a cubin."""
+    return sass_loops(subprocess.run([nvdisasm, "-c", cubin],
+                                     capture_output=True, text=True,
+                                     check=True).stdout)
+
+
+def sass_loops(text):
+    """{function: (instructions, ALU-pipe, FMA-pipe, Counter of opcodes)}
+    of each function's largest loop (the longest span between a label and
+    a backward branch to it) in an nvdisasm -c listing."""
+    out = {}
+    for part in re.split(r"\n\.text\.", text)[1:]:
+        name = part.split(":")[0].strip()
+        ops, labels, best = [], {}, (0, 0)
+        for line in part.splitlines():
+            m = re.match(r"^\s*(\.L_x_\d+):", line)
+            if m:
+                labels[m.group(1)] = len(ops)
+                continue
+            m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(@!?U?P\w+\s+)?"
+                          r"([A-Z][A-Z0-9_]*)[^;]*;", line)
+            if not m:
+                continue
+            ops.append(m.group(2))
+            t = re.search(r"BRA\W.*?(\.L_x_\d+)", line)
+            # (len(ops) - start > 1: not the BRA-to-itself that ends a
+            # function.)
+            if (t and t.group(1) in labels and
+                    len(ops) - labels[t.group(1)] > 1):
+                start = labels[t.group(1)]
+                best = max(best, (len(ops) - start, start), key=lambda b: b[0])
+        length, start = best
+        body = collections.Counter(ops[start:start + length])
+        out[name] = (length, sum(n for o, n in body.items() if o in ALU_OPS),
+                     sum(n for o, n in body.items() if o in FMA_OPS), body)
+    return out
+
+
 def ptx_loop_counts(ptx):
     """{entry: PTX instructions of its largest loop body} (the longest
     span between a label and a backward branch to it: a decode or prefill
@@ -74,9 +133,24 @@ def ptx_loop_counts(ptx):
     return out
 
 
+def report_ptx(ptx, cubin, args):
+    """The main-loop SASS of every kernel of one PTX file (--nvdisasm)."""
+    subprocess.run([args.ptxas, f"-arch={args.chip}", ptx, "-o", cubin],
+                   check=True)
+    for name, (n, alu, fma, ops) in sass_loop_counts(
+            cubin, args.nvdisasm).items():
+        top = " ".join(f"{o} {c}" for o, c in ops.most_common(8))
+        print(f"  {ptx}: {name}: main loop {n} SASS instructions, ALU pipe "
+              f"{alu}, FMA pipe {fma}; {top}")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("cases", nargs="+", help="substrings of bench case names")
+    ap.add_argument("cases", nargs="*", help="substrings of bench case names")
+    ap.add_argument("--ptx", nargs="*", default=[],
+                    help="report these PTX files instead of compiling cases")
+    ap.add_argument("--nvdisasm", default=shutil.which("nvdisasm"),
+                    help="also the SASS of each kernel's main loop")
     ap.add_argument("--chip", default="sm_90a")
     ap.add_argument("--options", default="")
     ap.add_argument("--ptxas", default="/usr/local/cuda/bin/ptxas")
@@ -84,6 +158,8 @@ def main():
     ap.add_argument("--keep", help="directory to keep the kernels in")
     args = ap.parse_args()
     work = args.keep or tempfile.mkdtemp(prefix="fp4-kernel-report-")
+    for ptx in args.ptx:
+        report_ptx(ptx, os.path.join(work, f"{abs(hash(ptx))}.cubin"), args)
     for case in gpu_recipes.BENCH_CASES:
         if not any(s in case["name"] for s in args.cases):
             continue
@@ -107,6 +183,8 @@ def main():
                   f"spill {spill:5s} smem {smem + k['shared_bytes']:6d} "
                   f"loop PTX {loops.get(k['name'], 0):4d}"
                   + (f" SASS {count}" if count is not None else ""))
+        if args.nvdisasm:
+            report_ptx(ptx, os.path.join(d, "fp4_kernels.cubin"), args)
     if not args.keep:
         shutil.rmtree(work)
 
