@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 21, call E: (1) the register patch's f16x2 keys (.dev/s21/f16b,
-# branch s21-f16x2 e82788a) against main's kernels (.dev/s21/main), two
+# branch s21-f16x2 d9e7eec) against main's kernels (.dev/s21/main), two
 # repetitions alternating, after gpu_check of its recipe cases; (2) what
 # the M = 1 tail form's tail costs (timing-only hacks, results wrong:
 # m1_skip returns from the outlier tail after its wait, m1_nocopy also
