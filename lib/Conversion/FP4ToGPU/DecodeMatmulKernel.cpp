@@ -423,10 +423,11 @@ private:
   /// sums[m] += value * staged activation sum[column, m], m < rows.
   void addStagedProducts(Value value, Value column,
                          MutableArrayRef<Value> sums);
-  /// The tail form (FusedEpilogue::outliersInLoop false): after the main
-  /// loop, the weight outliers' product of the CTA's rows into
-  /// `outlierStage` ([rows][CTA rows] f32) for the final pass.
-  void emitOutlierTail(gpu::GPUFuncOp func);
+  /// The tail form (FusedEpilogue::outliersInLoop false): the gathers of
+  /// its outlier phase (emitOutlierPhase), the weight outliers' product of
+  /// the CTA's rows into `outlierStage` ([rows][CTA rows] f32) for the
+  /// final pass.
+  void emitOutlierTail();
   Value outlierStage;
   /// The tail form's outlier phase alternates between neighboring CTAs:
   /// odd CTAs (`tailFirst`) run it before their main loop, even ones after
@@ -434,10 +435,9 @@ private:
   /// with the phase after every main loop the weight stream stops while
   /// the SMs gather (about 200 instructions a thread, after the last
   /// weight load); alternating keeps half the CTAs streaming through
-  /// either phase.
-  bool alternateTail() const {
-    return epi && epi->outliersInTail() && !cfg.wgmma;
-  }
+  /// either phase. (The tail form is the mma.sync form's: setUpDecode
+  /// clears outlierTail on the warp-group form.)
+  bool alternateTail() const { return epi && epi->outliersInTail(); }
   Value tailFirst;
   /// The outlier phase proper: its copies awaited (every thread, then a
   /// barrier: a CTA-uniform branch), the gathers into outlierStage.
@@ -458,10 +458,9 @@ private:
   /// Copies the activation sum into shared memory (once, by every thread,
   /// then a barrier), after the main loop's first weight loads are issued
   /// so that the copy's latency overlaps theirs. The tail form, which reads
-  /// the sum only after the main loop, issues it as cp.async instead and
-  /// waits in awaitActivationSum.
+  /// the sum only in its outlier phase, issues it as cp.async (before the
+  /// main loop) and waits in emitOutlierPhase.
   void stageActivationSum();
-  void awaitActivationSum();
   /// With FusedEpilogue::entryBytes: cp.async of the CTA's outlier entries
   /// into dynamic shared memory, in the sum's group.
   void prefetchOutlierEntries();
@@ -983,14 +982,6 @@ Value DecodeKernelEmitter::sharedBuffer(MemRefType type, int64_t alignment) {
                                 ValueRange{});
 }
 
-void DecodeKernelEmitter::awaitActivationSum() {
-  if (!sumInFlight)
-    return;
-  sumInFlight = false;
-  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-  gpu::BarrierOp::create(b, loc);
-}
-
 Value DecodeKernelEmitter::outlierColumn(Value block, Value rawIndex) {
   // An index is < the block size by the op's contract; clamping keeps a
   // corrupt one inside the staged sum (a wrong product, never a stray
@@ -1091,10 +1082,10 @@ void DecodeKernelEmitter::emitOutlierPhase() {
   // those copies.
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
   gpu::BarrierOp::create(b, loc);
-  emitOutlierTail(kernel);
+  emitOutlierTail();
 }
 
-void DecodeKernelEmitter::emitOutlierTail(gpu::GPUFuncOp func) {
+void DecodeKernelEmitter::emitOutlierTail() {
   // Warp w takes the CTA's rows w, w + warps, ...; lane l of a row the run
   // of entries l * per .. l * per + per - 1 of the row's [blocks x entries]
   // (contiguous in [N, blocks, entries]: vector loads of up to 8 entries
@@ -1108,15 +1099,11 @@ void DecodeKernelEmitter::emitOutlierTail(gpu::GPUFuncOp func) {
   const int64_t perRow = epi->entriesPerRow(cfg.k);
   const int64_t per = llvm::divideCeil(perRow, int64_t{32});
   const int64_t rowsPerWarp = llvm::divideCeil(perCTA, cfg.warps);
-  if (!outlierStage)
-    allocateOutlierStage();
   // [N, blocks, entries] as [N, blocks * entries].
   auto flat = [&](Value memref) -> Value {
     SmallVector<ReassociationIndices> groups = {{0}, {1, 2}};
     return memref::CollapseShapeOp::create(b, loc, memref, groups);
   };
-  if (!alternateTail())
-    awaitActivationSum();
   // The CTA's copy (rows relative to the CTA's first) or global memory.
   const bool copied = epi->entryBytes > 0;
   Value values = copied ? epi->entryValues : flat(epi->outlierValues);
@@ -2100,9 +2087,6 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
           arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
       emitIf(b, loc, tailLast,
              [&](OpBuilder &, Location) { emitOutlierPhase(); });
-      sumInFlight = false;
-    } else if (epi->outliersInTail()) {
-      emitOutlierTail(func);
     }
     gpu::BarrierOp::create(b, loc);
     emitFinalPass(stage, tid);
