@@ -133,14 +133,16 @@ def ptx_loop_counts(ptx):
     return out
 
 
-def report_ptx(ptx, cubin, args):
-    """The main-loop SASS of every kernel of one PTX file (--nvdisasm)."""
+def assemble(ptx, cubin, args):
     subprocess.run([args.ptxas, f"-arch={args.chip}", ptx, "-o", cubin],
                    check=True)
-    for name, (n, alu, fma, ops) in sass_loop_counts(
-            cubin, args.nvdisasm).items():
+
+
+def report_loops(label, cubin, nvdisasm):
+    """The main-loop SASS of every kernel of one cubin (--nvdisasm)."""
+    for name, (n, alu, fma, ops) in sass_loop_counts(cubin, nvdisasm).items():
         top = " ".join(f"{o} {c}" for o, c in ops.most_common(8))
-        print(f"  {ptx}: {name}: main loop {n} SASS instructions, ALU pipe "
+        print(f"  {label}: {name}: main loop {n} SASS instructions, ALU pipe "
               f"{alu}, FMA pipe {fma}; {top}")
 
 
@@ -157,9 +159,15 @@ def main():
     ap.add_argument("--cuobjdump", default=shutil.which("cuobjdump"))
     ap.add_argument("--keep", help="directory to keep the kernels in")
     args = ap.parse_args()
+    if not args.cases and not args.ptx:
+        ap.error("name bench cases or give --ptx files")
+    if args.ptx and not args.nvdisasm:
+        ap.error("--ptx reports the main-loop SASS: it needs --nvdisasm")
     work = args.keep or tempfile.mkdtemp(prefix="fp4-kernel-report-")
-    for ptx in args.ptx:
-        report_ptx(ptx, os.path.join(work, f"{abs(hash(ptx))}.cubin"), args)
+    for i, ptx in enumerate(args.ptx):
+        cubin = os.path.join(work, f"ptx{i}.cubin")
+        assemble(ptx, cubin, args)
+        report_loops(ptx, cubin, args.nvdisasm)
     for case in gpu_recipes.BENCH_CASES:
         if not any(s in case["name"] for s in args.cases):
             continue
@@ -171,10 +179,10 @@ def main():
                 ptxas_report(ptx, args.ptxas, args.chip)}
         loops = ptx_loop_counts(ptx)
         sass = {}
+        cubin = os.path.join(d, "fp4_kernels.cubin")
+        if args.cuobjdump or args.nvdisasm:
+            assemble(ptx, cubin, args)
         if args.cuobjdump:
-            cubin = os.path.join(d, "fp4_kernels.cubin")
-            subprocess.run([args.ptxas, f"-arch={args.chip}", ptx, "-o",
-                            cubin], check=True)
             sass = sass_counts(cubin, args.cuobjdump)
         for k in json.load(open(os.path.join(d, "kernels.json")))["kernels"]:
             r, spill, smem = regs.get(k["name"], (-1, "?", 0))
@@ -184,7 +192,7 @@ def main():
                   f"loop PTX {loops.get(k['name'], 0):4d}"
                   + (f" SASS {count}" if count is not None else ""))
         if args.nvdisasm:
-            report_ptx(ptx, os.path.join(d, "fp4_kernels.cubin"), args)
+            report_loops(case["name"], cubin, args.nvdisasm)
     if not args.keep:
         shutil.rmtree(work)
 
