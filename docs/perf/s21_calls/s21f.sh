@@ -7,7 +7,8 @@
 # .dev/s21next/m1_base), top-2 at 16 rows on the patch (f16b_p16; asm_p16 =
 # the inline-PTX form of session 21's call B) against the default; (3) the
 # M = 1 tail's cost (timing-only hacks m1_skip / m1_nocopy, results wrong,
-# docs/perf/s21_calls/tail_hack.patch) with each launch alone; (4) the
+# the patch docs/perf/s21_calls/tail_hack.patch of commit c3ca16e, removed
+# once measured in session 22) with each launch alone; (4) the
 # benchmark table of the branch (gpu_bench with the peers).
 set -uo pipefail
 cd "$(dirname "$0")/.."
