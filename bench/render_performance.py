@@ -9,7 +9,8 @@ ptxas.txt that bench/run_h200.sh leaves in $OUT):
 The figure needs no GPU (matplotlib only): a roofline of every matmul case
 (TFLOP/s against arithmetic intensity, under the copy-bandwidth roof that
 defines the floor) and, per shape, each kernel's time over the bytes floor.
-docs/performance.png is rendered from bench/results/gpu_bench_call12.json.
+docs/performance.png is rendered from docs/perf/s22/s21f_gpu_bench.json (the
+latest complete run; bench/results/gpu_bench_call12.json rendered it before).
 """
 import argparse
 import json
@@ -124,6 +125,34 @@ def plot(data, path):
     plt.close(fig)
 
 
+def recipe_table(rows):
+    """The accuracy recipes (gpu_bench's recipe rows): us per shape, each
+    with its cost over plain W4A4 of the same run and shape."""
+    shapes, recipes, cell = [], [], {}
+    for r in rows:
+        shape = (r["m"], r["n"], r["k"])
+        if shape not in shapes:
+            shapes.append(shape)
+        if r["recipe"] not in recipes:
+            recipes.append(r["recipe"])
+        cell[r["recipe"], shape] = r
+    lines = ["| recipe, us (over plain W4A4) | " +
+             " | ".join(f"{m} x {n} x {k}" for m, n, k in shapes) + " |",
+             "|---" * (len(shapes) + 1) + "|"]
+    for name in recipes:
+        out = []
+        for shape in shapes:
+            r = cell.get((name, shape))
+            if r is None:
+                out.append("-")
+            elif r.get("over_plain_pct") is None or name == "plain":
+                out.append(f"{r['us']:.1f}")
+            else:
+                out.append(f"{r['us']:.1f} ({r['over_plain_pct']:+.0f}%)")
+        lines.append(f"| {name} | " + " | ".join(out) + " |")
+    return "\n".join(lines)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("json", help="gpu_bench.json of one run")
@@ -149,20 +178,25 @@ def main():
         peers = [p.get("bf16_us"), r.get("cublas_graph_us"),
                  p.get("triton_dot_scaled_us"), p.get("int4_tinygemm_us")]
         best = min([x for x in peers if x], default=None)
+        ratio = f"{best / r['us']:.2f}x" if best else "-"
         print(f"| {r['case']} ({r['m']}x{r['n']}x{r['k']}) | {r['variant']} | "
               f"{r['us']:.1f} | {r['floor_us']:.1f} | "
               f"{r['us'] / r['floor_us']:.2f}x | {f(peers[0])} | {f(peers[1])} | "
               f"{f(peers[2])} | {f(peers[3])} | "
-              f"{(best / r['us']) if best else 0:.2f}x | {r['tflops']:.0f} |")
+              f"{ratio} | {r['tflops']:.0f} |")
     print()
     print("| case | our kernel | us | bytes moved | TB/s | % of copy bandwidth |")
     print("|---|---|---|---|---|---|")
     for r in data["rows"]:
-        if r["kind"] == "matmul":
+        if r["kind"] not in ("quantize", "dequantize"):
             continue
         print(f"| {r['case']} | {r['variant']} | {r['us']:.1f} | "
               f"{r['bytes'] / 1e6:.1f} MB | {r['tbps']:.2f} | "
               f"{r['pct_copy']:.0f}% |")
+    recipes = [r for r in data["rows"] if r["kind"] == "recipe"]
+    if recipes:
+        print()
+        print(recipe_table(recipes))
     if args.ptxas:
         print()
         print("| case | kernel | variant | registers | spill stores / loads (bytes) |"

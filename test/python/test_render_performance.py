@@ -25,6 +25,20 @@ SMALL = {
          "m": 4096, "n": 4096, "k": 4096, "tflops": 267.0},
         {"case": "q_4096x4096", "kind": "quantize", "variant": "quantize_mxfp4",
          "us": 19.8, "bytes": 42.5e6, "tbps": 2.15, "pct_copy": 50.0},
+        # Recipe rows (gpu_bench.py since issue 10): no bytes, a cost over
+        # plain W4A4 of the same shape.
+        {"case": "bench_plain_m1_n14336_k4096", "kind": "recipe",
+         "recipe": "plain", "m": 1, "n": 14336, "k": 4096, "us": 20.4,
+         "launches": 2, "variant": "decode_w4a4,quantize_mxfp4",
+         "over_plain_pct": 0.0},
+        {"case": "bench_full_m1_n14336_k4096", "kind": "recipe",
+         "recipe": "full", "m": 1, "n": 14336, "k": 4096, "us": 24.8,
+         "launches": 2, "variant": "activation_prep,decode_w4a16_epilogue_tail",
+         "over_plain_pct": 21.7},
+        {"case": "bench_full_m16_n14336_k4096", "kind": "recipe",
+         "recipe": "full", "m": 16, "n": 14336, "k": 4096, "us": 40.4,
+         "launches": 2, "variant": "activation_prep,decode_w4a16_wgmma_patch",
+         "over_plain_pct": 46.8},
     ],
 }
 
@@ -64,11 +78,19 @@ def test_small_json_renders_tables_and_png(tmp_path):
     # best peer / ours: torch int4 11.1 us against 8.0 us.
     assert "| 1.39x | 4 |" in text
     assert "| q_4096x4096 | quantize_mxfp4 | 19.8 | 42.5 MB | 2.15 | 50% |" in text
+    # A case no peer runs has no ratio (not 0.00x).
+    assert ("| w4a4_m4096_n4096_k4096 (4096x4096x4096) | prefill_w4a4_smem |"
+            " 514.4 | 19.9 | 25.85x | - | - | - | - | - | 267 |") in text
+    # The recipes: one row each, a column per shape, missing cells "-".
+    assert ("| recipe, us (over plain W4A4) | 1 x 14336 x 4096 |"
+            " 16 x 14336 x 4096 |") in text
+    assert "| plain | 20.4 | - |" in text
+    assert "| full | 24.8 (+22%) | 40.4 (+47%) |" in text
 
 
 def test_committed_run_renders(tmp_path):
-    """docs/performance.png's source: the reconstructed call-12 JSON says
-    where its numbers come from and renders."""
+    """docs/performance.png's source until session 22: the reconstructed
+    call-12 JSON says where its numbers come from and renders."""
     data = json.loads(COMMITTED.read_text())
     assert "docs/Performance.md" in data["source"]
     png = tmp_path / "performance.png"
@@ -86,3 +108,14 @@ def test_no_matmul_rows_is_an_error(tmp_path):
                           text=True)
     assert proc.returncode != 0
     assert "no matmul rows to plot" in proc.stderr
+
+
+def test_latest_run_renders(tmp_path):
+    """docs/performance.png's source since session 22: the H100 run's
+    gpu_bench.json as it came back, recipe rows included."""
+    src = ROOT / "docs" / "perf" / "s22" / "s21f_gpu_bench.json"
+    png = tmp_path / "performance.png"
+    text = render(src, png)
+    check_png(png)
+    assert "GPU: NVIDIA H100 80GB HBM3" in text
+    assert "| full | 24.8 (+22%) | 40.4 (+47%) | 629.5 (+48%) |" in text
