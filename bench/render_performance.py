@@ -15,6 +15,8 @@ latest complete run; bench/results/gpu_bench_call12.json rendered it before).
 import argparse
 import json
 import math
+import os
+import sys
 
 
 def matmul_bytes(row, copy_tbps):
@@ -153,6 +155,60 @@ def recipe_table(rows):
     return "\n".join(lines)
 
 
+# The keys each row kind must have (gpu_bench.py's schema); rows of other
+# kinds are left out with a note on stderr.
+ROW_KEYS = {
+    "matmul": ("case", "variant", "us", "floor_us", "m", "n", "k", "tflops"),
+    "quantize": ("case", "variant", "us", "bytes", "tbps", "pct_copy"),
+    "dequantize": ("case", "variant", "us", "bytes", "tbps", "pct_copy"),
+    "recipe": ("case", "recipe", "m", "n", "k", "us"),
+}
+
+
+def load_run(path):
+    """gpu_bench.json, checked against the schema the tables need; exits
+    with a message naming the file and what is wrong (never a traceback)."""
+    def fail(why):
+        sys.exit(f"render_performance: {path}: {why}")
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except OSError as e:
+        fail(f"cannot read it ({e.strerror})")
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        fail(f"not a gpu_bench.json (invalid JSON: {e})")
+    if not isinstance(data, dict):
+        fail("not a gpu_bench.json (the top level is not an object)")
+    for key in ("gpu", "copy_TBps", "rows"):
+        if key not in data:
+            fail(f"not a gpu_bench.json (no '{key}')")
+    if not isinstance(data["rows"], list):
+        fail("'rows' is not a list")
+    if not isinstance(data["copy_TBps"], (int, float)) or \
+            data["copy_TBps"] <= 0:
+        fail(f"'copy_TBps' must be a positive number, got "
+             f"{data['copy_TBps']!r}")
+    kept = []
+    for i, row in enumerate(data["rows"]):
+        if not isinstance(row, dict) or "kind" not in row:
+            fail(f"row {i} has no 'kind'")
+        keys = ROW_KEYS.get(row["kind"])
+        if keys is None:
+            print(f"render_performance: {path}: row {i} "
+                  f"({row.get('case', '?')}) of kind {row['kind']!r} is "
+                  "left out (no table renders that kind)", file=sys.stderr)
+            continue
+        missing = [k for k in keys if row.get(k) is None]
+        if missing:
+            fail(f"row {i} ({row.get('case', '?')}, kind {row['kind']}) "
+                 f"lacks {', '.join(missing)}")
+        if row["kind"] == "matmul" and not row["floor_us"] > 0:
+            fail(f"row {i} ({row['case']}): 'floor_us' must be positive")
+        kept.append(row)
+    data["rows"] = kept
+    return data
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("json", help="gpu_bench.json of one run")
@@ -160,7 +216,9 @@ def main():
     parser.add_argument("--plot", metavar="PNG",
                         help="also draw the roofline / floor figure here")
     args = parser.parse_args()
-    data = json.load(open(args.json))
+    data = load_run(args.json)
+    if args.ptxas and not os.path.isfile(args.ptxas):
+        sys.exit(f"render_performance: {args.ptxas}: no such file")
     if args.plot:
         plot(data, args.plot)
     bw = data["copy_TBps"]

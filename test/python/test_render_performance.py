@@ -119,3 +119,54 @@ def test_latest_run_renders(tmp_path):
     check_png(png)
     assert "GPU: NVIDIA H100 80GB HBM3" in text
     assert "| full | 24.8 (+22%) | 40.4 (+47%) | 629.5 (+48%) |" in text
+
+
+def run_bad(tmp_path, content, *extra):
+    src = tmp_path / "gpu_bench.json"
+    src.write_text(content)
+    return subprocess.run([sys.executable, str(SCRIPT), str(src), *extra],
+                          capture_output=True, text=True)
+
+
+def test_bad_inputs_get_a_message_not_a_traceback(tmp_path):
+    cases = [
+        ('{"gpu": ', "not a gpu_bench.json (invalid JSON"),
+        ("[1, 2]", "the top level is not an object"),
+        ('{"gpu": "g", "rows": []}', "no 'copy_TBps'"),
+        ('{"gpu": "g", "copy_TBps": 0, "rows": []}',
+         "'copy_TBps' must be a positive number"),
+        ('{"gpu": "g", "copy_TBps": 3, "rows": {}}', "'rows' is not a list"),
+        ('{"gpu": "g", "copy_TBps": 3, "rows": [{"case": "x"}]}',
+         "row 0 has no 'kind'"),
+        (json.dumps({"gpu": "g", "copy_TBps": 3, "rows": [
+            {"case": "mm", "kind": "matmul", "variant": "v", "us": 1.0,
+             "m": 1, "n": 2, "k": 3, "tflops": 1.0}]}),
+         "row 0 (mm, kind matmul) lacks floor_us"),
+        (json.dumps({"gpu": "g", "copy_TBps": 3, "rows": [
+            {"case": "r", "kind": "recipe", "recipe": "full", "m": 1,
+             "n": 2, "k": 3}]}),
+         "row 0 (r, kind recipe) lacks us"),
+    ]
+    for content, message in cases:
+        r = run_bad(tmp_path, content)
+        assert r.returncode != 0, content
+        assert "Traceback" not in r.stderr, r.stderr
+        assert message in r.stderr, (content, r.stderr)
+        assert str(tmp_path / "gpu_bench.json") in r.stderr
+    r = subprocess.run([sys.executable, str(SCRIPT),
+                        str(tmp_path / "missing.json")],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "cannot read it" in r.stderr
+    assert "Traceback" not in r.stderr
+    ok = json.dumps(SMALL)
+    r = run_bad(tmp_path, ok, str(tmp_path / "no-ptxas.txt"))
+    assert r.returncode != 0 and "no-ptxas.txt: no such file" in r.stderr
+
+
+def test_unknown_row_kinds_are_left_out_with_a_note(tmp_path):
+    data = dict(SMALL, rows=SMALL["rows"] + [
+        {"case": "future", "kind": "attention", "us": 1.0}])
+    r = run_bad(tmp_path, json.dumps(data))
+    assert r.returncode == 0, r.stderr
+    assert "row 6 (future) of kind 'attention' is left out" in r.stderr
+    assert "| mm_m1_n4096_k4096 (1x4096x4096) |" in r.stdout
