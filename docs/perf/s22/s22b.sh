@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Session 22, call 3: the one-run table of main (e70a668; kernels
-# .dev/kernels_s22 = python3 bench/build_gpu_kernels.py --out .dev/kernels_s22
-# --recipes --chip sm_90a at 162bc1c, the same images): gpu_check of every
-# case, then gpu_bench with the peers (bench/run_h200.sh all).
+# Session 22, call 3 (refused; for the next session): the one-run table of
+# main on the H200 (kernels .dev/kernels_s22 = python3
+# bench/build_gpu_kernels.py --out .dev/kernels_s22 --recipes --chip sm_90a
+# at main after the top-2 default was reverted, byte-identical to call 1's
+# .dev/kernels_new): gpu_check of every case, then gpu_bench with the peers
+# (bench/run_h200.sh all).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p $OUT
