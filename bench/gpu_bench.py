@@ -49,6 +49,17 @@ def random_buffer(arg, g):
                                  device=DEV, generator=g)
         return torch.randint(0, 256, shape, dtype=torch.uint8, device=DEV,
                              generator=g)
+    if name.endswith(".sparse_meta"):
+        # Packed 2:4 metadata (SparseWeightEntries.h): every group the
+        # valid "no entry" positions (0, 3); the timing does not depend on
+        # which groups hold entries.
+        return torch.full(shape, 0xCCCCCCCC - (1 << 32), dtype=torch.int32,
+                          device=DEV)
+    if name.endswith(".sparse_values"):
+        # Two bf16 entries per i32.
+        return torch.randn(list(shape[:-1]) + [2 * shape[-1]],
+                           dtype=torch.bfloat16, device=DEV,
+                           generator=g).view(torch.int32)
     if name.endswith("tensor_scale"):
         return torch.ones(shape, dtype=torch.float32, device=DEV)
     return torch.randn(shape, dtype=TORCH_DTYPE[dtype], device=DEV,

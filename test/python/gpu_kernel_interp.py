@@ -770,6 +770,8 @@ class Launch:
             elif name == "llvm.inline_asm":
                 if op.results and _WGMMA_RS.search(op.props):
                     self.set(op, [self.inline_wgmma_rs(op, ins, mask)])
+                elif op.results and _WGMMA_SP_RS.search(op.props):
+                    self.set(op, [self.inline_wgmma_sp_rs(op, ins, mask)])
                 elif op.results:
                     self.set(op, [self.inline_wgmma_sp(op, ins, mask)])
                 else:
@@ -1201,6 +1203,75 @@ def _inline_wgmma_rs(self, op, ins, mask):
 
 
 Launch.inline_wgmma_rs = _inline_wgmma_rs
+
+
+_WGMMA_SP_RS = re.compile(
+    r'asm_string = "wgmma\.mma_async\.sp\.sync\.aligned\.m64n(\d+)k32\.'
+    r'f32\.bf16\.bf16 \{([^}]*)\}, \{\$(\d+), \$(\d+), \$(\d+), '
+    r'\$(\d+)\}, \$(\d+), \$(\d+), ([01]), 1, 1, 1, 0;"')
+
+
+def _inline_wgmma_sp_rs(self, op, ins, mask):
+    """The inline PTX wgmma.mma_async.sp m64nNk32 bf16 -> f32 with the
+    packed A from registers (buildWgmmaSparseRegisterABF16): D = A B^T + D
+    per warp group, A 2:4-sparse along K. A's four registers per thread in
+    mma.sp m16n8k32's layout per warp (lane (g, q): registers 0, 1 the
+    kept pair of group q of rows g and g + 8, registers 2, 3 of group
+    q + 4; lower position in the low half), B's N x 32 from descB, the
+    metadata as _inline_wgmma_sp's but supplied by lanes q = 2 s, 2 s + 1
+    under selector s (lane q % 2 = 0: groups 0..3, 1: groups 4..7).
+    Computed in f64, one f32 rounding; D's layout as _wgmma's."""
+    m = _WGMMA_SP_RS.search(op.props)
+    N = int(m.group(1))
+    regs = N // 2
+    sel = int(m.group(9))
+    assert [r.strip() for r in m.group(2).split(",")] == \
+        [f"${i}" for i in range(regs)], "D must be $0..$N/2-1"
+    assert [int(m.group(i)) for i in range(3, 9)] == \
+        list(range(2 * regs, 2 * regs + 6)), "A registers, descB, metadata"
+    cons = re.search(r'constraints = "([^"]*)"', op.props).group(1)
+    assert cons.split(",") == ["=f"] * regs + [str(i) for i in range(regs)] \
+        + ["r", "r", "r", "r", "l", "r"], cons
+    assert "has_side_effects" in op.props
+    acc = ins[:regs]
+    a_regs = [np.asarray(x).astype(np.uint32) for x in ins[regs:regs + 4]]
+    desc_b, meta = ins[regs + 4], ins[regs + 5]
+    read = self.warpgroup_operands(desc_b, desc_b, mask)
+    B = read(1, N, 32)            # [groups, N, 32]
+    self.count_wgmma_operand(N, 32, mask)
+    groups = B.shape[0]
+    gmask = mask.reshape(groups, 128)
+    words = np.asarray(meta).astype(np.uint32).reshape(groups, 128)
+    vals = [np.asarray(r).reshape(groups, 128) for r in a_regs]
+
+    def bf16(bits):
+        return float(np.array([int(bits) << 16], dtype=np.uint32)
+                     .view(np.float32)[0])
+    A = np.zeros((groups, 64, 32))
+    for gi in range(groups):
+        if not gmask[gi].any():
+            continue
+        for w in range(4):
+            for g in range(8):
+                for tt in range(2):
+                    word = int(words[gi, 32 * w + 4 * g + 2 * sel + tt])
+                    for half in range(2):
+                        row = 16 * w + g + 8 * half
+                        for i in range(4):
+                            nib = (word >> (16 * half + 4 * i)) & 0xF
+                            lo, hi = nib & 3, nib >> 2
+                            assert lo < hi, \
+                                f"wgmma.sp metadata nibble {nib:#x}"
+                            c = 4 * tt + i        # logical group
+                            q = c % 4             # the lane holding it
+                            reg = half + 2 * (c // 4)
+                            v = int(vals[reg][gi, 32 * w + 4 * g + q])
+                            A[gi, row, 4 * c + lo] = bf16(v & 0xFFFF)
+                            A[gi, row, 4 * c + hi] = bf16(v >> 16)
+    return _warpgroup_result(A @ B.transpose(0, 2, 1), acc, mask)
+
+
+Launch.inline_wgmma_sp_rs = _inline_wgmma_sp_rs
 
 
 def _segments(op, counts):

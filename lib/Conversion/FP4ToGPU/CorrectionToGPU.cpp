@@ -14,6 +14,7 @@
 #include "FragmentDequant.h"
 #include "FusedActivationPrep.h"
 #include "FusedCorrectionChain.h"
+#include "SparseWeightEntries.h"
 #include "TransposedSum.h"
 
 #include "fp4/Conversion/FP4ToGPU/GPUConfigSelection.h"
@@ -180,6 +181,11 @@ constexpr int64_t kDecodePatchMaxUnitEntries = 2;
 struct DecodeChainLaunch {
   MatmulKernelSpec spec;
   GPUConfigOverrides overrides;
+  /// With sparse weight entries (WeightEntries::sparse): the packed values
+  /// and metadata the launch takes instead of the entries.
+  DenseResourceElementsAttr sparseValues, sparseMeta;
+  /// Why decode-outliers=sparse fell back to the patch (empty: it did not).
+  std::string sparseDeclined;
 };
 
 /// The decode-kernel launches of a decode chain's fused plan, by
@@ -223,14 +229,18 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   // decision is taken once, there. Unproven ones keep mma.sync.
   // decode-outliers=patch patches proven entries into either form's
   // register fragments, so the rows choose the form as for a plain product.
+  // decode-outliers=sparse falls back to the patch where the entries do
+  // not pack (decided below, once the form is known).
   const bool patchEntries =
       chain.weightValues && chain.weightEntriesProven &&
       (options.decodeOutliers == GPUDecodeOutliers::Patch ||
+       options.decodeOutliers == GPUDecodeOutliers::Sparse ||
        (!options.decodeOutliers && unitEntries <= kDecodePatchMaxUnitEntries));
   GPUConfigOverrides chainOptions = options;
   if (patchEntries && !chainOptions.decodeMMA)
     chainOptions.decodeMMA =
-        chip.hasWGMMA && numGroups * m >= kDecodeWgmmaMinRows
+        chip.hasWGMMA && (numGroups * m >= kDecodeWgmmaMinRows ||
+                          options.decodeOutliers == GPUDecodeOutliers::Sparse)
             ? GPUPrefillMMA::WGMMA
             : GPUPrefillMMA::Sync;
   if (chain.weightValues && !chainOptions.decodeMMA)
@@ -275,18 +285,37 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
     for (int64_t groups : chunks)
       launches.push_back({stackedProductSpec(chain, groups * m,
                                              Float32Type::get(ctx)),
-                          withDecodeMMADefault(chip, groups * m, chainOptions)});
+                          withDecodeMMADefault(chip, groups * m, chainOptions),
+                          {}, {}, {}});
     return launches;
   }
   MatmulKernelSpec spec = stackedProductSpec(
       chain, numGroups * m, chain.resultType.getElementType());
   MatmulKernelSpec::Epilogue epilogue;
   epilogue.rowGroups = numGroups;
+  // decode-outliers=sparse: constant, finite entries, at most 2 per unit,
+  // packed here for the warp-group form's sparse tensor cores
+  // (SparseWeightEntries.h); where they do not pack, the patch.
+  DenseResourceElementsAttr sparseValues, sparseMeta;
+  bool sparseEntries = false;
+  std::string sparseDeclined;
+  if (entriesInWeight && options.decodeOutliers == GPUDecodeOutliers::Sparse) {
+    if (!onWgmma)
+      sparseDeclined = "the decode kernel's warp-group form does not take "
+                       "the product (sm_90a, no macro factors)";
+    else if (unitEntries > 2)
+      sparseDeclined = std::to_string(unitEntries) +
+                       " entries per 32-element unit (at most 2)";
+    else
+      sparseEntries = succeeded(packConstantSparseEntries(
+          chain.weightValues, chain.weightIndices, chain.n, k,
+          chain.weightBlockSize, sparseValues, sparseMeta, sparseDeclined));
+  }
   if (entriesInWeight) {
     spec.weightEntries = MatmulKernelSpec::WeightEntries{
         chain.weightBlockSize,
         cast<RankedTensorType>(chain.weightValues.getType()).getShape().back(),
-        patchEntries};
+        patchEntries && !sparseEntries, sparseEntries};
   } else if (chain.weightValues) {
     auto valuesType = cast<RankedTensorType>(chain.weightValues.getType());
     epilogue.outlierBlockSize = chain.weightBlockSize;
@@ -340,7 +369,8 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   // with 64 rows (H100, full recipe at 16 x 14336 x 4096, Session 20),
   // where the rows are whole 16-row pieces.
   const int64_t stackedRows = numGroups * m;
-  if (entriesInWeight && patchEntries && onWgmma && !options.decodeOutliers &&
+  if (entriesInWeight && patchEntries && onWgmma &&
+      (!options.decodeOutliers || sparseEntries) &&
       stackedRows > kDecodeTileDefaultMinRows &&
       decodeWgmmaSharesRows(stackedRows) &&
       !overrides.decodeRowsPerCTA && !overrides.decodeWarps) {
@@ -352,7 +382,8 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
       !overrides.decodeKUnroll && k % (2 * kStagedSumKUnroll) == 0 &&
       unitEntries <= 2)
     overrides.decodeKUnroll = kStagedSumKUnroll;
-  launches.push_back({spec, overrides});
+  launches.push_back(
+      {spec, overrides, sparseValues, sparseMeta, sparseDeclined});
   return launches;
 }
 
@@ -827,9 +858,11 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
         isEntriesForm(hooks.options.decodeOutliers))
       end->emitRemark()
           << "decode-outliers="
-          << (hooks.options.decodeOutliers == GPUDecodeOutliers::Patch
-                  ? "patch"
-                  : "tile")
+          << [&] {
+               std::string text;
+               llvm::raw_string_ostream(text) << *hooks.options.decodeOutliers;
+               return text;
+             }()
           << ": the weight outliers are multiplied from the activation sum, "
              "not written into the weight operand ("
           << (!chain.weightEntriesProven
@@ -838,6 +871,11 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
                   : "the decode kernel's warp-group form does not take one "
                     "product of the chain")
           << ")";
+    if (entriesInWeight && hooks.remarks &&
+        !decodeLaunches.front().sparseDeclined.empty())
+      end->emitRemark() << "decode-outliers=sparse: "
+                        << decodeLaunches.front().sparseDeclined
+                        << "; the entries take the register patch";
     stack.transposedSum = outlierEpilogue;
     // The decode kernel's tail form reads it lane-banked (decided with the
     // launch, in decodeChainLaunches); the epilogue kernel as [K, M].
@@ -966,7 +1004,16 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
           input(rewriter, loc, stacked->front(), "stacked0", spec.args);
       llvm::append_range(
           inputs, input(rewriter, loc, chain.weight, "weight", spec.args));
-      if (entriesInWeight) {
+      if (entriesInWeight && spec.weightEntries->sparse) {
+        const DecodeChainLaunch &launch = decodeLaunches.front();
+        for (auto [attr, name] :
+             {std::pair{launch.sparseValues, "weights.sparse_values"},
+              std::pair{launch.sparseMeta, "weights.sparse_meta"}}) {
+          Value packed = arith::ConstantOp::create(rewriter, loc, attr);
+          llvm::append_range(inputs,
+                             input(rewriter, loc, packed, name, spec.args));
+        }
+      } else if (entriesInWeight) {
         llvm::append_range(inputs, input(rewriter, loc, chain.weightValues,
                                          "weights.values", spec.args));
         llvm::append_range(inputs, input(rewriter, loc, chain.weightIndices,

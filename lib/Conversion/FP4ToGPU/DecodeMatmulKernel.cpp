@@ -56,6 +56,7 @@
 #include "ElementwiseKernel.h"
 #include "FragmentDequant.h"
 #include "TransposedSum.h"
+#include "SparseWeightEntries.h"
 #include "WarpgroupMMA.h"
 #include "fp4/Conversion/FP4ToGPU/KernelBuilders.h"
 
@@ -173,6 +174,11 @@ struct DecodeConfig {
   /// each lane replaces the entries' elements in its own dequantized A
   /// fragments before the register-A wgmma; no tile.
   bool entryPatch = false;
+  /// Its sparse form (WeightEntries::sparse): the entries go to the sparse
+  /// tensor cores as a second, 2:4-sparse A operand against a zero-padded
+  /// copy of the staged activations (stageActivations,
+  /// computeChunksWgmma); no patch, no tile.
+  bool entrySparse = false;
 
   int64_t fullChunks() const { return k / kChunk; }
   int64_t fullGroups() const { return fullChunks() / unroll; }
@@ -194,6 +200,9 @@ struct DecodeConfig {
   int64_t groupThreads() const { return 32 * rowWarps; }
   int64_t atomElements() const { return wgmmaN() * 64; }
   int64_t slotElements() const { return 2 * unroll * atomElements(); }
+  /// The sparse form's padded activations: every pair (a, b) of a chunk as
+  /// the group (0, a, b, 0), 256 logical K slots per chunk, 4 atoms.
+  int64_t sparseSlotElements() const { return 4 * unroll * atomElements(); }
   /// The weight-tile form: bf16 elements of one atom of the K warp's
   /// weight rows (16 per row warp) x 64 K slots, and of one K warp's tile
   /// (2 atoms per chunk).
@@ -209,6 +218,13 @@ struct TileEntries {
   /// Entries of one weight row in a lane's 32-element unit: one block's
   /// (a block of 32 or more holds the unit), or two blocks' (16).
   int64_t perUnit() const { return blockSize == 16 ? 2 * entries : entries; }
+  /// The sparse form (SparseWeightEntries.h): `values` the packed A
+  /// registers [row blocks][chunks][32 lanes][2] i32, `indices` the
+  /// metadata [row blocks][chunks][32 lanes][4] i32; per weight row of a
+  /// lane, one packed value and two metadata words (row g: words 0, 1).
+  bool sparse = false;
+  int64_t valuesPerRow() const { return sparse ? 1 : perUnit(); }
+  int64_t indicesPerRow() const { return sparse ? 2 : perUnit(); }
 };
 
 /// The fused correction chain's epilogue (MatmulKernelSpec::Epilogue) as
@@ -360,6 +376,11 @@ private:
   /// The words stageActivations converts (this thread's pieces of the
   /// group's activation rows, numActivationWords(count) of them), loaded
   /// ahead by the pipelined loop.
+  /// The sparse form: `pair` (row `row`, chunk `u` of the group, unit
+  /// `unitTig`, k16 step `step`, A register half `half`) into the
+  /// zero-padded slot as one 8-byte group.
+  void storeSparsePair(Value pair, Value row, Value u, Value unitTig,
+                       Value step, int64_t half);
   SmallVector<Value> loadActivationWords(Value firstChunk, int64_t count,
                                          bool masked);
   int64_t numActivationWords(int64_t count) const {
@@ -372,6 +393,8 @@ private:
   /// group's barriers, in stageActivations), then one wgmma per k16 step
   /// with both operands in shared memory (computeChunksTile).
   void loadTileEntries(ChunkLoads &loads, Value row, Value k0, Value valid);
+  /// The sparse form's packed values and metadata of `chunk` (per lane).
+  void loadSparseEntries(ChunkLoads &loads, Value chunk);
   void storeWeightTile(ArrayRef<ChunkLoads> chunks);
   void storeTileEntries(const ChunkLoads &loads, int64_t half,
                         Value rowWord, Value lc);
@@ -486,6 +509,12 @@ private:
   /// `tileOffset` (1024-byte aligned).
   Value weightTiles, weightTilesBF16;
   int64_t tileOffset = 0;
+  /// The sparse form's zero-padded activation slots ([K warps]
+  /// [sparseSlotElements()] as i32 pairs) at dynamic shared offset
+  /// `sparseOffset` (1024-byte aligned), and the warp's row block of the
+  /// packed entries (clamped).
+  Value sparseSlots, sparseRowBlock;
+  int64_t sparseOffset = 0;
   /// The warp-group form with weight outliers: each K warp group stages
   /// the slice of the [K, rows] f32 activation sum its group of chunks
   /// covers (sliceElements() at epi->staged + K warp * sliceElements());
@@ -610,8 +639,24 @@ void DecodeKernelEmitter::loadWeightChunk(ChunkLoads &loads, Value chunk,
       loads.weightMacro.push_back(loadMacroFactor(weight, row, chunk));
     if (epi && epi->outliersInLoop())
       loadOutlierEntries(loads, row, k0, valid);
-    if (entries)
+    if (entries && !entries->sparse)
       loadTileEntries(loads, row, k0, valid);
+  }
+  if (entries && entries->sparse)
+    loadSparseEntries(loads, chunk);
+}
+
+void DecodeKernelEmitter::loadSparseEntries(ChunkLoads &loads, Value chunk) {
+  // This lane's packed A registers (rows g, g + 8) and metadata words of
+  // the chunk: 8 + 16 contiguous bytes per lane, a warp's 768 bytes
+  // coalesced (SparseWeightEntries.h). Chunks past K hold no entries.
+  auto vals = loadElements(b, loc, entries->values,
+                           ValueRange{sparseRowBlock, chunk, lane, idx(0)}, 2);
+  auto meta = loadElements(b, loc, entries->indices,
+                           ValueRange{sparseRowBlock, chunk, lane, idx(0)}, 4);
+  for (int64_t half = 0; half < 2; ++half) {
+    loads.outlierValues.push_back({vals[half]});
+    loads.outlierIndices.push_back({meta[2 * half], meta[2 * half + 1]});
   }
 }
 
@@ -682,7 +727,7 @@ int64_t DecodeKernelEmitter::numFlatWeightValues() const {
   if (epi && epi->outliersInLoop())
     perRow += 2 * epi->entriesPerUnit();
   if (entries)
-    perRow += 2 * entries->perUnit();
+    perRow += entries->valuesPerRow() + entries->indicesPerRow();
   return static_cast<int64_t>(weightRows.size()) * perRow;
 }
 
@@ -718,10 +763,11 @@ ChunkLoads DecodeKernelEmitter::unflattenWeights(Value chunk,
     if (weight.macroBlock)
       loads.weightMacro.push_back(flat[pos++]);
     if ((epi && epi->outliersInLoop()) || entries) {
-      int64_t count = entries ? entries->perUnit() : epi->entriesPerUnit();
+      int64_t count = entries ? entries->valuesPerRow() : epi->entriesPerUnit();
       loads.outlierValues.emplace_back(flat.begin() + pos,
                                        flat.begin() + pos + count);
       pos += count;
+      count = entries ? entries->indicesPerRow() : epi->entriesPerUnit();
       loads.outlierIndices.emplace_back(flat.begin() + pos,
                                         flat.begin() + pos + count);
       pos += count;
@@ -1352,6 +1398,8 @@ void DecodeKernelEmitter::stageActivations(Value firstChunk, int64_t count,
       Value pair = lhsQ ? dequantPair(w[0], p, factor)
                         : buildBF16PairFromWords(b, loc, w, p);
       memref::StoreOp::create(b, loc, pair, actSlots, ValueRange{at});
+      if (cfg.entrySparse)
+        storeSparsePair(pair, row, u, unitTig, step, p % 2);
     }
   }
   if (epi && epi->hasOutliers())
@@ -1361,6 +1409,36 @@ void DecodeKernelEmitter::stageActivations(Value firstChunk, int64_t count,
       b, loc, NVVM::ProxyKind::async_shared,
       NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
   warpGroupBarrier();
+}
+
+void DecodeKernelEmitter::storeSparsePair(Value pair, Value row, Value u,
+                                          Value unitTig, Value step,
+                                          int64_t half) {
+  // The pair (a, b) that the dense B holds in K slots 2 tig + 8 half, + 1
+  // of step `step` is group G = tig + 4 half of the padded B's k32 step
+  // `step`, logical slots 4 G .. 4 G + 3 = (0, a, b, 0): the packed A's
+  // groups are the dense A's pairs (computeChunksWgmma), so metadata
+  // (1, 2) takes (a, b) and (0, 3) neither (SparseWeightEntries.h). Step
+  // s is 64 bytes at byte 64 (s % 2) of the rows of atom 4 u + s / 2; the
+  // group's 8 bytes are 16-byte chunk 4 (s % 2) + G / 2, half G % 2, of
+  // its row, swizzled as the dense atoms. One 8-byte store writes the
+  // zeros too.
+  const int64_t atom = cfg.atomElements() / 2; // i32 words
+  Value group = add(unitTig, 4 * half);
+  Value chunk16 = add(mul(rem(step, 2), 4), div(group, 2));
+  Value swizzled = arith::XOrIOp::create(b, loc, chunk16, rem(row, 8));
+  Value at = add(add(mul(kWarp, cfg.sparseSlotElements() / 2),
+                     mul(add(mul(u, 4), div(step, 2)), atom)),
+                 add(add(mul(row, 32), mul(swizzled, 4)),
+                     mul(rem(group, 2), 2)));
+  Value lo = arith::ShLIOp::create(b, loc, pair, i32(16));
+  Value hi = arith::ShRUIOp::create(b, loc, pair, i32(16));
+  vector::StoreOp::create(
+      b, loc,
+      vector::FromElementsOp::create(
+          b, loc, VectorType::get({2}, b.getI32Type()), ValueRange{lo, hi}),
+      sparseSlots, ValueRange{at}, /*nontemporal=*/false,
+      llvm::MaybeAlign(8));
 }
 
 void DecodeKernelEmitter::stageSumSlice(Value firstChunk, int64_t count) {
@@ -1725,6 +1803,31 @@ DecodeKernelEmitter::computeChunksWgmma(ArrayRef<ChunkLoads> chunks,
           buildWgmmaDescriptor(b, loc, sharedAddress(slotByte, atomByte)), d,
           n);
     }
+    // The sparse form: the entries as the packed A of 8 sparse k32 steps
+    // over the zero-padded activations. A lane's groups of every step
+    // belong to its own unit, so its four A registers are the unit's
+    // packed values of rows g and g + 8 in every step; the metadata places
+    // them (SparseWeightEntries.h). Steps alternate the selector: lanes
+    // q = 0, 1 supply the even steps' metadata, 2, 3 the odd ones', each
+    // from its own word s / 2.
+    if (cfg.entrySparse) {
+      Value sparseByte =
+          add(mul(mul(kWarp, cfg.sparseSlotElements()), 2), sparseOffset);
+      SmallVector<Value, 4> a = {loads.outlierValues[0][0],
+                                 loads.outlierValues[1][0],
+                                 loads.outlierValues[0][0],
+                                 loads.outlierValues[1][0]};
+      for (int64_t s = 0; s < kStepsPerChunk; ++s) {
+        int64_t atomByte =
+            (4 * static_cast<int64_t>(u) + s / 2) * cfg.atomElements() * 2 +
+            64 * (s % 2);
+        Value meta = loads.outlierIndices[(s / 2) / 2][(s / 2) % 2];
+        d = buildWgmmaSparseRegisterABF16(
+            b, loc, a,
+            buildWgmmaDescriptor(b, loc, sharedAddress(sparseByte, atomByte)),
+            meta, s % 2, d, n);
+      }
+    }
     // The weight outliers' products on the CUDA cores while the tensor
     // cores run (the loop form's gathers, from the group's slice).
     if (!outlierAcc.empty())
@@ -1944,6 +2047,17 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
         kWgmmaSwizzleBytes);
     sharedBase = buildSharedAddress(b, loc, dynamicShared);
     buildSwizzleBaseCheck(b, loc, sharedBase);
+  }
+  if (cfg.entrySparse) {
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    sparseOffset = llvm::alignTo(dynamicBytes, kWgmmaSwizzleBytes);
+    sparseSlots = sharedBuffer(
+        MemRefType::get({cfg.kWarps * cfg.sparseSlotElements() / 2},
+                        b.getI32Type(), MemRefLayoutAttrInterface(), workgroup),
+        kWgmmaSwizzleBytes);
+    auto shape = cast<MemRefType>(entries->values.getType()).getShape();
+    sparseRowBlock = minIdx(div(rowBase, 16), shape[0] - 1);
   }
   if (cfg.weightTile) {
     auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
@@ -2540,6 +2654,12 @@ static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
     entries = TileEntries{spec.weightEntries->blockSize,
                           spec.weightEntries->entries, Value(), Value()};
     cfg.entryPatch = spec.weightEntries->inRegisters;
+    cfg.entrySparse = entries->sparse = spec.weightEntries->sparse;
+    if (cfg.entrySparse && (!wgmmaForm || entries->perUnit() > 2)) {
+      reason = "sparse weight entries need the decode kernel's warp-group "
+               "form (sm_90a) and at most 2 entries per 32-element unit";
+      return failure();
+    }
   }
   if (cfg.wgmma) {
     // One or two 64-row warp groups per K warp: two share the K warp's
@@ -2575,7 +2695,7 @@ static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
     cfg.kWarps = (config.getWarps() > 0 ? config.getWarps() : 8) / cfg.rowWarps;
     cfg.warps = cfg.rowWarps * cfg.kWarps;
     cfg.splitK = 1;
-    if (entries && !cfg.entryPatch) {
+    if (entries && !cfg.entryPatch && !cfg.entrySparse) {
       cfg.weightTile = true;
       // Every shared buffer of the form (emit): the activation slots and
       // the tiles (1024-byte aligned), the epilogue's stage, the K warps'
@@ -2666,7 +2786,22 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
     reason = "unexpected kernel argument list for the decode kernel";
     return failure();
   }
-  if (entries) {
+  if (entries && entries->sparse) {
+    // The packed values and metadata (SparseWeightEntries.h).
+    size_t at = (lhsQ ? lhsQ->numComponents() : 1) + weight.numComponents();
+    const int64_t rb = sparseEntryRowBlocks(spec.n),
+                  ch = sparseEntryChunks(spec.k);
+    const KernelArg &values = spec.args[at], &meta = spec.args[at + 1];
+    if (!values.type.getElementType().isInteger(32) ||
+        !meta.type.getElementType().isInteger(32) ||
+        values.type.getShape() != ArrayRef<int64_t>({rb, ch, 32, 2}) ||
+        meta.type.getShape() != ArrayRef<int64_t>({rb, ch, 32, 4})) {
+      reason = "the decode kernel's sparse weight entries are i32 packed "
+               "values [ceil(N / 16), ceil(K / 128), 32, 2] and metadata "
+               "[.., .., 32, 4]";
+      return failure();
+    }
+  } else if (entries) {
     // bf16 values (they go into the bf16 tile as they are), i8 indices,
     // both [N, K / block, entries].
     size_t at = (lhsQ ? lhsQ->numComponents() : 1) + weight.numComponents();
@@ -2753,7 +2888,9 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
   if (cfg.wgmma)
     launch.variant += "_wgmma";
   if (entries)
-    launch.variant += cfg.entryPatch ? "_patch" : "_entries";
+    launch.variant += cfg.entrySparse  ? "_sparse"
+                      : cfg.entryPatch ? "_patch"
+                                       : "_entries";
   if (epi)
     launch.variant += "_epilogue";
   if (epi && epi->outliersInTail())

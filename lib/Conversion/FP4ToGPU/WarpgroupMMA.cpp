@@ -170,6 +170,33 @@ Value mlir::fp4::buildWgmmaSparseBF16(OpBuilder &b, Location loc,
   return op.getResult(0);
 }
 
+Value mlir::fp4::buildWgmmaSparseRegisterABF16(OpBuilder &b, Location loc,
+                                               ValueRange a, Value descB,
+                                               Value meta, int64_t selector,
+                                               Value acc, int64_t n) {
+  assert(n % 8 == 0 && n >= 8 && n <= 256 && "wgmma N is 8..256, step 8");
+  assert(a.size() == 4 && "four packed bf16 pairs of A per thread");
+  assert((selector == 0 || selector == 1) && "16-bit types: selector 0, 1");
+  // {A registers}, descB, metadata, selector; scale-d 1 (accumulate), A
+  // and B not negated, B not transposed (K-major).
+  auto tail = [selector](int64_t first) {
+    std::string t = "{";
+    for (int64_t i = 0; i < 4; ++i)
+      t += (i ? ", $" : "$") + std::to_string(first + i);
+    return t + "}, $" + std::to_string(first + 4) + ", $" +
+           std::to_string(first + 5) + ", " + std::to_string(selector) +
+           ", 1, 1, 1, 0";
+  };
+  SmallVector<Value> operands(a.begin(), a.end());
+  operands.push_back(descB);
+  operands.push_back(meta);
+  return buildInlineWgmma(
+      b, loc,
+      "wgmma.mma_async.sp.sync.aligned.m64n" + std::to_string(n) +
+          "k32.f32.bf16.bf16",
+      acc, n, operands, "r,r,r,r,l,r", tail);
+}
+
 SmallVector<Value> mlir::fp4::unpackWgmmaAccumulator(OpBuilder &b,
                                                      Location loc, Value acc,
                                                      int64_t n) {

@@ -82,6 +82,21 @@ Value buildWgmmaRegisterABF16(OpBuilder &b, Location loc, ValueRange a,
 Value buildWgmmaSparseBF16(OpBuilder &b, Location loc, Value descA,
                            Value descB, Value meta, Value acc, int64_t n);
 
+/// wgmma.mma_async.sp.sync.aligned.m64n<n>k32.f32.bf16.bf16 with the
+/// packed A from registers: `a` 4 x i32, each the two kept bf16 values of
+/// one 4-element group (lower position in the low half), in mma.sp
+/// m16n8k32's A layout per warp (lane (g, q): groups q and q + 4 of rows
+/// g and g + 8, registers {g, q}, {g + 8, q}, {g, q + 4}, {g + 8, q + 4});
+/// B's 32 columns K-major in shared memory (descB); `meta` (i32) this
+/// thread's sparsity metadata under `selector` (0: lanes q = 0, 1 of each
+/// quad supply it, 1: lanes 2, 3; lane q % 2 = 0 holds groups 0..3, 1
+/// groups 4..7, row g in bits 0..15 and g + 8 in 16..31, nibble lo | hi
+/// << 2, lo < hi). D += A B^T. Inline PTX (LLVM 22's NVVM dialect has no
+/// sparse wgmma); fencing as buildWgmmaRegisterABF16.
+Value buildWgmmaSparseRegisterABF16(OpBuilder &b, Location loc, ValueRange a,
+                                    Value descB, Value meta, int64_t selector,
+                                    Value acc, int64_t n);
+
 /// The accumulator as n / 8 vector<4xf32>, the mma.sync C fragment of each
 /// n8 column tile: lane (g, q) of warp w of the warp group holds rows
 /// 16 w + g and 16 w + g + 8, columns 8 j + 2 q and 8 j + 2 q + 1 of tile j.

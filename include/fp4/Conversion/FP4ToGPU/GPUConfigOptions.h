@@ -55,13 +55,16 @@ inline llvm::raw_ostream &operator<<(llvm::raw_ostream &os,
 /// after it (MatmulKernelSpec::Epilogue::outlierTail), or written into the
 /// warp-group form's shared weight tile (MatmulKernelSpec::WeightEntries;
 /// outliers proven to sit on +-0 weights, on a chip with wgmma), or into
-/// that form's register fragments (Patch: the same entries, no tile).
-enum class GPUDecodeOutliers { Loop, Tail, Tile, Patch };
+/// that form's register fragments (Patch: the same entries, no tile), or
+/// onto its sparse tensor cores as a 2:4 operand (Sparse: constant entries,
+/// packed at compile time, SparseWeightEntries.h).
+enum class GPUDecodeOutliers { Loop, Tail, Tile, Patch, Sparse };
 
 /// Whether the form puts proven weight outliers into the warp-group form's
 /// weight operand (as entries) rather than multiplying them from the sum.
 inline bool isEntriesForm(std::optional<GPUDecodeOutliers> form) {
-  return form == GPUDecodeOutliers::Tile || form == GPUDecodeOutliers::Patch;
+  return form == GPUDecodeOutliers::Tile ||
+         form == GPUDecodeOutliers::Patch || form == GPUDecodeOutliers::Sparse;
 }
 
 inline llvm::raw_ostream &operator<<(llvm::raw_ostream &os,
@@ -75,6 +78,8 @@ inline llvm::raw_ostream &operator<<(llvm::raw_ostream &os,
     return os << "tile";
   case GPUDecodeOutliers::Patch:
     return os << "patch";
+  case GPUDecodeOutliers::Sparse:
+    return os << "sparse";
   }
   return os;
 }
@@ -230,7 +235,13 @@ struct GPUConfigOptionSet {
                            "shared tile; wgmma from 9 stacked rows, "
                            "mma.sync below); the default for proven ones "
                            "with at most 2 entries per unit above 16 "
-                           "stacked rows, or 1 from 9"))),
+                           "stacked rows, or 1 from 9"),
+                clEnumValN(GPUDecodeOutliers::Sparse, "sparse",
+                           "as patch on the wgmma form, but the entries "
+                           "multiply on the sparse tensor cores as a 2:4 "
+                           "operand against zero-padded activations "
+                           "(constant, finite entries, at most 2 per "
+                           "32-element unit; others keep the patch)"))),
         decodeMMA(
             owner, "decode-mma",
             llvm::cl::desc("Decode: tensor-core instruction (default: "

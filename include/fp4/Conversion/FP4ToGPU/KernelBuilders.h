@@ -120,6 +120,13 @@ struct MatmulKernelSpec {
     /// of a weight tile; the same product without the tile's shared-memory
     /// round trip.
     bool inRegisters = false;
+    /// The decode kernel's warp-group form only: the entries multiply on
+    /// the sparse tensor cores as a second, 2:4-sparse A operand against a
+    /// zero-padded copy of the staged activations; the two entry arguments
+    /// are then the packed values and metadata of SparseWeightEntries.h
+    /// (i32 [ceil(N / 16)][ceil(K / 128)][32][2] and [..][..][32][4]),
+    /// not the [N, K / blockSize, entries] values and indices.
+    bool sparse = false;
   };
   std::optional<WeightEntries> weightEntries;
   /// Prefill only: a second, 2:4-sparse bf16 lhs S [M, K] whose product

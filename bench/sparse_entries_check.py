@@ -1,0 +1,166 @@
+"""GPU check of the decode kernel's sparse weight entries
+(decode-outliers=sparse, lib/Conversion/FP4ToGPU/SparseWeightEntries.h).
+
+The sparse form takes only constant entries (packed at compile time), and
+gpu_check.py's recipe cases split the weight at run time, so this script
+checks the form on folded-constant recipes (gpu_recipes.bench_mlir with
+fold_weight=True, the benchmark's form):
+
+  build OUT  (here, with fp4-opt): compiles each case for sm_90a into
+             OUT/<case>/ and stores its inputs (x, the weight constants,
+             the packed entries the compiler wrote) in inputs.npz;
+  check OUT  (on the GPU machine): runs each case's launches, then
+             compares the result with the f64 product of the activation
+             rows the prep wrote and Q(W) + outliers (relative Frobenius
+             error <= 1e-5, gpu_check's bound), and requires the outliers'
+             share in it (negative control). Exits 1 on any failure.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, HERE)
+
+import gpu_recipes  # noqa: E402
+
+SPARSE = "decode-outliers=sparse"
+# name, recipe, m, n, k, options: the benchmark's K at a smaller N, and the
+# interpreter test's partial chunks, CTA shapes and pipelining depths.
+CASES = [
+    ("full_m16_k4096", "full", 16, 1024, 4096, SPARSE),
+    ("full_m16_k1184_r64", "full", 16, 77, 1184,
+     SPARSE + " decode-rows-per-cta=64 decode-warps=8"),
+    ("full_m8_k1184_p2", "full", 8, 150, 1184,
+     SPARSE + " decode-prefetch=2 decode-warps=12 decode-rows-per-cta=64"),
+    ("full_m1_k320", "full", 1, 70, 320, SPARSE),
+    ("outlier_k1_m12_k320", "outlier_k1", 12, 77, 320, SPARSE),
+    ("outlier_k2_m16_k4096", "outlier_k2", 16, 1024, 4096, SPARSE),
+]
+E2M1 = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3,
+                 -4, -6])
+
+
+def bf16_to_f64(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def build(out):
+    from fp4 import gpu
+    fp4_opt = gpu.find_fp4_opt()
+    for name, recipe, m, n, k, options in CASES:
+        d = os.path.join(out, name)
+        mlir = gpu_recipes.bench_mlir(dict(name=name, recipe=recipe, m=m,
+                                           n=n, k=k), fold_weight=True)
+        gpu.compile(mlir, chip="sm_90a", out_dir=d,
+                    options=f"format=isa {options}")
+        # The folded constants' text (MBs): the device needs the kernels.
+        if os.path.exists(os.path.join(d, "input.mlir")):
+            os.remove(os.path.join(d, "input.mlir"))
+        conv = subprocess.run(
+            [fp4_opt, "-", f"-convert-fp4-to-gpu=chip=sm_90a {options}",
+             "-mlir-print-op-generic"], input=mlir, capture_output=True,
+            text=True, check=True)
+        blobs = {b: bytes.fromhex(h[8:]) for b, h in
+                 re.findall(r'(\w+): "0x([0-9A-F]+)"', conv.stdout)}
+        packed = {s: next(v for b, v in blobs.items() if b.startswith(s))
+                  for s in ("sparse_entry_values", "sparse_entry_meta")}
+        x = np.random.default_rng(11 + m + k).standard_normal((m, k))
+        np.savez(os.path.join(d, "inputs.npz"),
+                 x=gpu_recipes.bf16_bits(x.astype(np.float32)),
+                 codes=np.frombuffer(blobs["bench_w_codes"], np.uint8),
+                 scales=np.frombuffer(blobs["bench_w_scales"], np.uint8),
+                 values=np.frombuffer(blobs["bench_w_values"], np.uint16),
+                 indices=np.frombuffer(blobs["bench_w_indices"], np.uint8),
+                 packed=np.frombuffer(packed["sparse_entry_values"], np.int32),
+                 meta=np.frombuffer(packed["sparse_entry_meta"], np.int32))
+        json.dump(dict(recipe=recipe, m=m, n=n, k=k, options=options),
+                  open(os.path.join(d, "case.json"), "w"))
+        print("built", name, flush=True)
+
+
+def weight64(inp, n, k, topk):
+    codes = inp["codes"].reshape(n, k // 2)
+    scales = inp["scales"].reshape(n, k // 32)
+    nib = np.stack([codes & 0xF, codes >> 4], axis=2).reshape(n, k)
+    q = E2M1[nib] * np.exp2(np.repeat(scales.astype(np.float64) - 127, 32,
+                                      axis=1))
+    vals = bf16_to_f64(inp["values"]).reshape(n, k // 32, topk)
+    idx = inp["indices"].astype(np.int64).reshape(n, k // 32, topk)
+    w = q.copy()
+    for b in range(k // 32):
+        for j in range(topk):
+            w[np.arange(n), 32 * b + idx[:, b, j]] += vals[:, b, j]
+    return q, w
+
+
+def check(out):
+    import torch
+    from fp4 import gpu
+    dtypes = {"bfloat16": torch.bfloat16, "float32": torch.float32,
+              "uint8": torch.uint8, "int32": torch.int32}
+    print("sparse_entries_check on", torch.cuda.get_device_name(), flush=True)
+    failed = 0
+    for name, *_ in CASES:
+        d = os.path.join(out, name)
+        case = json.load(open(os.path.join(d, "case.json")))
+        m, n, k = case["m"], case["n"], case["k"]
+        inp = np.load(os.path.join(d, "inputs.npz"))
+        given = {"input": inp["x"].view(np.int16), "weight.codes": inp["codes"],
+                 "weight.scales": inp["scales"],
+                 "weights.sparse_values": inp["packed"],
+                 "weights.sparse_meta": inp["meta"]}
+        ks = gpu.load(d)
+        bufs = {}
+        for kn in ks.names():
+            args = []
+            for a in ks[kn].spec["args"]:
+                if a["name"] not in bufs:
+                    t = torch.zeros(a["shape"], dtype=dtypes[a["dtype"]],
+                                    device="cuda")
+                    if a["name"] in given:
+                        src = torch.from_numpy(np.ascontiguousarray(
+                            given[a["name"]]))
+                        t.view(-1).view(torch.uint8).copy_(
+                            src.view(-1).view(torch.uint8))
+                    bufs[a["name"]] = t
+                args.append(bufs[a["name"]])
+            ks[kn](*args)
+        torch.cuda.synchronize()
+        stacked = bufs["stacked0"].float().cpu().numpy().astype(np.float64)
+        x64 = stacked.reshape(-1, m, k).sum(axis=0)
+        q64, w64 = weight64(inp, n, k, 1 if case["recipe"] == "outlier_k1"
+                            else 2)
+        y64 = x64 @ w64.T
+        y = bufs["result"].cpu().numpy().astype(np.float64)
+        err = np.linalg.norm(y - y64) / np.linalg.norm(y64)
+        without = np.linalg.norm(y - x64 @ q64.T)
+        ok = err <= 1e-5 and without > 100 * np.linalg.norm(y - y64)
+        failed += not ok
+        variant = ",".join(ks[kn].spec["variant"] for kn in ks.names())
+        print(f"{'ok  ' if ok else 'FAIL'} {name}: rel. error {err:.2e} "
+              f"(without the outliers {without / np.linalg.norm(y64):.2e}) "
+              f"{variant}", flush=True)
+    print(f"sparse_entries_check: {failed} failing case(s)")
+    return 1 if failed else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("mode", choices=["build", "check"])
+    ap.add_argument("out")
+    a = ap.parse_args()
+    if a.mode == "build":
+        build(a.out)
+        return 0
+    return check(a.out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
