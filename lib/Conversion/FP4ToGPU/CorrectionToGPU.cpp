@@ -375,7 +375,11 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
       decodeWgmmaSharesRows(stackedRows) &&
       !overrides.decodeRowsPerCTA && !overrides.decodeWarps) {
     overrides.decodeRowsPerCTA = 128;
-    overrides.decodeWarps = 16;
+    // The sparse form's loop holds the packed values and metadata a group
+    // ahead: at 16 warps (128 registers a thread) ptxas spills it (56-80
+    // bytes at 16 x 14336 x 4096 and at K = 512); at 8 warps (one K warp
+    // group) it takes 120 registers, no spills.
+    overrides.decodeWarps = sparseEntries ? 8 : 16;
   }
   if (chain.weightValues && !entriesInWeight && !epilogue.outlierTail &&
       !onWgmma &&
