@@ -22,6 +22,11 @@
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a" 2>/dev/null | FileCheck %s --check-prefix=DEF
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a" -o /dev/null 2>&1 | FileCheck %s --allow-empty --check-prefix=QUIET
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-outliers=loop" 2>/dev/null | FileCheck %s --check-prefix=LOOP
+// decode-outliers=sparse takes only constant entries (packed at compile
+// time, decode-matmul-wgmma-sparse-ptxas.mlir): entries split at run time
+// keep the register patch, each chain with a remark saying why.
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-outliers=sparse" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SPREMARK
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-outliers=sparse" 2>/dev/null | FileCheck %s --check-prefix=SPARSE
 
 // REMARK-NOT: stays on the host
 // REMARK: remark: decode-outliers=tile: the weight outliers are multiplied from the activation sum, not written into the weight operand (the quantized weight is not proven +-0 at their positions)
@@ -37,6 +42,11 @@
 // DEF-DAG: @fp4_matmul_{{[0-9]+}}_launch(memref<32x256xbf16>, {{[^}]*}}memref<96x8x2xi8>, memref<16x96xf32>) attributes {{.*}}variant = "decode_w4a16_wgmma_patch_epilogue", grid = [1, 1, 1], block = [512, 1, 1]
 // DEF-DAG: @fp4_matmul_{{[0-9]+}}_launch(memref<16x256xbf16>, {{[^}]*}}memref<96x8x1xi8>, memref<16x96xf32>) attributes {{.*}}variant = "decode_w4a16_wgmma_patch_epilogue", grid = [2, 1, 1], block = [256, 1, 1]
 // DEF-DAG: @fp4_matmul_{{[0-9]+}}_launch(memref<32x256xbf16>, {{.*}}memref<256x16xf32>{{.*}}variant = "decode_w4a16_epilogue_tail"
+
+// SPREMARK-COUNT-3: remark: decode-outliers=sparse: the entries are not constants; the entries take the register patch
+// SPREMARK: remark: decode-outliers=sparse: the weight outliers are multiplied from the activation sum, not written into the weight operand (the quantized weight is not proven +-0 at their positions)
+// SPARSE-NOT: decode_w4a16_wgmma_sparse_epilogue
+// SPARSE-COUNT-3: variant = "decode_w4a16_wgmma_patch_epilogue"
 
 // LOOP-NOT: decode_w4a16_wgmma_entries_epilogue
 // LOOP-NOT: decode_w4a16_wgmma_patch_epilogue
