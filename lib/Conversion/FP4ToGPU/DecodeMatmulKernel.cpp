@@ -376,6 +376,47 @@ private:
   /// The words stageActivations converts (this thread's pieces of the
   /// group's activation rows, numActivationWords(count) of them), loaded
   /// ahead by the pipelined loop.
+  /// The sparse form's k32 step s within its atom's rows: byte 0 or 64,
+  /// alternating with s / 2 as well as s, so that the staging threads of
+  /// one pair index (their steps 2 w + c, w their code word) store into
+  /// both halves of a row: 2 shared wavefronts per warp store, where
+  /// 64 (s % 2) gave 8 (the interpreter's bank model,
+  /// test_gpu_interp_shared_stats.py).
+  static int64_t sparseStepByte(int64_t s) {
+    return 64 * ((s % 2) ^ ((s / 2) % 2));
+  }
+  /// What thread t of a K warp group stages (loadActivationWords,
+  /// stageActivations): word `word` of unit `unitTig` of (row, chunk)
+  /// pieces j = row * count + chunk, j = `first` + (threads / 16) i. By
+  /// default t % 4, (t % 16) / 4 and t / 16: 16 consecutive threads read
+  /// 256 consecutive bytes of a row. The sparse form's 8-byte stores of
+  /// the padded slot reach each row only at the 8 groups of one pair
+  /// parity in the two halves of its step positions (sparseStepByte), so
+  /// a half-warp (one wavefront phase of 64-bit stores) must hold 2 rows
+  /// and only words of one half to store 16 distinct 8-byte slots: lane
+  /// bit 0 is word % 2, bits 1-2 the unit, bit 3 the row of the warp's
+  /// pair, bit 4 word / 2 (a half-warp reads 4 x 32 bytes of each of its
+  /// rows), and the warp's two rows are the same chunk of rows 2 apart
+  /// (bit 0 of the piece index swapped with the bit of 2 count: rows 1
+  /// apart XOR into the same chunk pair under the 128-byte swizzle). Then
+  /// a warp store of the padded slot takes 2 wavefronts, the minimum,
+  /// where the default lanes took 8 (the interpreter's bank model).
+  std::tuple<Value, Value, Value> stagingLane(Value t, int64_t count) {
+    const int64_t perRound = cfg.groupThreads() / 16, stride = 2 * count;
+    if (!cfg.entrySparse || !llvm::isPowerOf2_64(count) ||
+        perRound % (2 * stride) != 0)
+      return {div(rem(t, 16), 4), rem(t, 4), div(t, 16)};
+    Value lane = rem(t, 32);
+    Value word = add(rem(lane, 2), mul(div(lane, 16), 2));
+    Value unitTig = rem(div(lane, 2), 4);
+    Value x = add(mul(div(t, 32), 2), rem(div(lane, 8), 2));
+    // x = hi * 2 stride + bb * stride + mid * 2 + a -> a stride + mid 2 + bb.
+    Value a = rem(x, 2), mid = rem(div(x, 2), count),
+          bb = rem(div(x, stride), 2), hi = div(x, 2 * stride);
+    Value first = add(add(mul(hi, 2 * stride), mul(a, stride)),
+                      add(mul(mid, 2), bb));
+    return {unitTig, word, first};
+  }
   /// The sparse form: `pair` (row `row`, chunk `u` of the group, unit
   /// `unitTig`, k16 step `step`, A register half `half`) into the
   /// zero-padded slot as one 8-byte group.
@@ -1270,13 +1311,12 @@ SmallVector<Value> DecodeKernelEmitter::loadActivationWords(Value firstChunk,
   // (stageActivations); 16 consecutive threads read 256 consecutive bytes
   // of a row.
   Value t = rem(tid, cfg.groupThreads());
-  Value piece = rem(t, 16);
-  Value unitTig = div(piece, 4), word = rem(piece, 4);
+  auto [unitTig, word, firstPiece] = stagingLane(t, count);
   const int64_t perRound = cfg.groupThreads() / 16;
   const int64_t pieces = cfg.wgmmaN() * count / perRound;
   SmallVector<Value> out;
   for (int64_t i = 0; i < pieces; ++i) {
-    Value j = add(div(t, 16), perRound * i);
+    Value j = add(firstPiece, perRound * i);
     Value row = div(j, count), u = rem(j, count);
     // K % 32 == 0: a unit is within K or entirely beyond it.
     Value unitK0 = add(mul(add(firstChunk, u), kChunk), mul(unitTig, kUnit));
@@ -1340,8 +1380,7 @@ void DecodeKernelEmitter::stageActivations(Value firstChunk, int64_t count,
   // pairs with one 16-byte store.
   const int64_t atom = cfg.atomElements() / 2; // i32 words
   Value t = rem(tid, cfg.groupThreads());
-  Value piece = rem(t, 16);
-  Value unitTig = div(piece, 4), word = rem(piece, 4);
+  auto [unitTig, word, firstPiece] = stagingLane(t, count);
   Value slot = mul(kWarp, cfg.slotElements() / 2);
   const int64_t perRound = cfg.groupThreads() / 16;
   const int64_t pieces = cfg.wgmmaN() * count / perRound;
@@ -1354,7 +1393,7 @@ void DecodeKernelEmitter::stageActivations(Value firstChunk, int64_t count,
   assert(static_cast<int64_t>(words.size()) == pieces * perPiece);
   SmallVector<std::pair<Value, SmallVector<Value, 4>>> loaded;
   for (int64_t i = 0; i < pieces; ++i)
-    loaded.push_back({add(div(t, 16), perRound * i),
+    loaded.push_back({add(firstPiece, perRound * i),
                       SmallVector<Value, 4>(ArrayRef<Value>(words).slice(
                           i * perPiece, perPiece))});
   // The slot's previous contents: every warp of the group waited for its
@@ -1419,13 +1458,15 @@ void DecodeKernelEmitter::storeSparsePair(Value pair, Value row, Value u,
   // `step`, logical slots 4 G .. 4 G + 3 = (0, a, b, 0): the packed A's
   // groups are the dense A's pairs (computeChunksWgmma), so metadata
   // (1, 2) takes (a, b) and (0, 3) neither (SparseWeightEntries.h). Step
-  // s is 64 bytes at byte 64 (s % 2) of the rows of atom 4 u + s / 2; the
-  // group's 8 bytes are 16-byte chunk 4 (s % 2) + G / 2, half G % 2, of
-  // its row, swizzled as the dense atoms. One 8-byte store writes the
-  // zeros too.
+  // s is 64 bytes at byte sparseStepByte(s) of the rows of atom
+  // 4 u + s / 2; the group's 8 bytes are 16-byte chunk
+  // sparseStepByte(s) / 16 + G / 2, half G % 2, of its row, swizzled as
+  // the dense atoms. One 8-byte store writes the zeros too.
   const int64_t atom = cfg.atomElements() / 2; // i32 words
   Value group = add(unitTig, 4 * half);
-  Value chunk16 = add(mul(rem(step, 2), 4), div(group, 2));
+  Value stepHalf = arith::XOrIOp::create(b, loc, rem(step, 2),
+                                         rem(div(step, 2), 2));
+  Value chunk16 = add(mul(stepHalf, 4), div(group, 2));
   Value swizzled = arith::XOrIOp::create(b, loc, chunk16, rem(row, 8));
   Value at = add(add(mul(kWarp, cfg.sparseSlotElements() / 2),
                      mul(add(mul(u, 4), div(step, 2)), atom)),
@@ -1820,7 +1861,7 @@ DecodeKernelEmitter::computeChunksWgmma(ArrayRef<ChunkLoads> chunks,
       for (int64_t s = 0; s < kStepsPerChunk; ++s) {
         int64_t atomByte =
             (4 * static_cast<int64_t>(u) + s / 2) * cfg.atomElements() * 2 +
-            64 * (s % 2);
+            sparseStepByte(s);
         Value meta = loads.outlierIndices[(s / 2) / 2][(s / 2) % 2];
         d = buildWgmmaSparseRegisterABF16(
             b, loc, a,
