@@ -1089,6 +1089,39 @@ def _warpgroup_result(D, acc, mask):
     return out
 
 
+def _sparse_operand(meta, mask, sel, kept):
+    """The logical [groups, 64, 32] A of a warp group's wgmma.sp m64nNk32
+    from its metadata (per warp as mma.sp m16n8k32's: under selector
+    `sel` lanes q = 2 sel, 2 sel + 1 of quad g supply it, lane q % 2 = 0
+    groups 0..3 and 1 groups 4..7, row g in bits 4 i.., row g + 8 in
+    16 + 4 i.., each nibble lo | hi << 2 with lo < hi) and `kept(group,
+    supplying thread, row, c)`, the two kept values of logical group c (k
+    4 c..4 c + 3) of the row, lower position first."""
+    groups = np.asarray(mask).size // 128
+    gmask = np.asarray(mask).reshape(groups, 128)
+    words = np.asarray(meta).astype(np.uint32).reshape(groups, 128)
+    A = np.zeros((groups, 64, 32))
+    for gi in range(groups):
+        if not gmask[gi].any():
+            continue
+        for w in range(4):
+            for g in range(8):
+                for tt in range(2):
+                    t = 32 * w + 4 * g + 2 * sel + tt
+                    word = int(words[gi, t])
+                    for half in range(2):
+                        row = 16 * w + g + 8 * half
+                        for i in range(4):
+                            nib = (word >> (16 * half + 4 * i)) & 0xF
+                            lo, hi = nib & 3, nib >> 2
+                            assert lo < hi, \
+                                f"wgmma.sp metadata nibble {nib:#x}"
+                            c = 4 * tt + i
+                            A[gi, row, 4 * c + lo], A[gi, row, 4 * c + hi] = \
+                                kept(gi, t, row, c)
+    return A
+
+
 _WGMMA_SP = re.compile(
     r'asm_string = "wgmma\.mma_async\.sp\.sync\.aligned\.m64n(\d+)k32\.'
     r'f32\.bf16\.bf16 \{([^}]*)\}, \$(\d+), \$(\d+), \$(\d+), '
@@ -1125,27 +1158,9 @@ def _inline_wgmma_sp(self, op, ins, mask):
     B = read(1, N, 32)            # [groups, N, 32]
     self.count_wgmma_operand(64, 16, mask)
     self.count_wgmma_operand(N, 32, mask)
-    groups = Ac.shape[0]
-    gmask = mask.reshape(groups, 128)
-    words = meta.reshape(groups, 128).astype(np.uint32)
-    A = np.zeros((groups, 64, 32))
-    for grp_i in range(groups):
-        if not gmask[grp_i].any():
-            continue
-        for w in range(4):
-            for g in range(8):
-                for tt in range(2):  # lanes t = 0, 1 under selector 0
-                    word = int(words[grp_i, 32 * w + 4 * g + tt])
-                    for half, row in ((0, 16 * w + g), (1, 16 * w + g + 8)):
-                        for i in range(4):
-                            nib = (word >> (16 * half + 4 * i)) & 0xF
-                            lo, hi = nib & 3, nib >> 2
-                            assert lo < hi, \
-                                f"wgmma.sp metadata nibble {nib:#x}"
-                            c = 4 * tt + i
-                            A[grp_i, row, 4 * c + lo] = Ac[grp_i, row, 2 * c]
-                            A[grp_i, row, 4 * c + hi] = \
-                                Ac[grp_i, row, 2 * c + 1]
+    A = _sparse_operand(meta, mask, 0,
+                        lambda gi, t, row, c: (Ac[gi, row, 2 * c],
+                                               Ac[gi, row, 2 * c + 1]))
     return _warpgroup_result(A @ B.transpose(0, 2, 1), acc, mask)
 
 
@@ -1240,34 +1255,19 @@ def _inline_wgmma_sp_rs(self, op, ins, mask):
     B = read(1, N, 32)            # [groups, N, 32]
     self.count_wgmma_operand(N, 32, mask)
     groups = B.shape[0]
-    gmask = mask.reshape(groups, 128)
-    words = np.asarray(meta).astype(np.uint32).reshape(groups, 128)
     vals = [np.asarray(r).reshape(groups, 128) for r in a_regs]
 
     def bf16(bits):
         return float(np.array([int(bits) << 16], dtype=np.uint32)
                      .view(np.float32)[0])
-    A = np.zeros((groups, 64, 32))
-    for gi in range(groups):
-        if not gmask[gi].any():
-            continue
-        for w in range(4):
-            for g in range(8):
-                for tt in range(2):
-                    word = int(words[gi, 32 * w + 4 * g + 2 * sel + tt])
-                    for half in range(2):
-                        row = 16 * w + g + 8 * half
-                        for i in range(4):
-                            nib = (word >> (16 * half + 4 * i)) & 0xF
-                            lo, hi = nib & 3, nib >> 2
-                            assert lo < hi, \
-                                f"wgmma.sp metadata nibble {nib:#x}"
-                            c = 4 * tt + i        # logical group
-                            q = c % 4             # the lane holding it
-                            reg = half + 2 * (c // 4)
-                            v = int(vals[reg][gi, 32 * w + 4 * g + q])
-                            A[gi, row, 4 * c + lo] = bf16(v & 0xFFFF)
-                            A[gi, row, 4 * c + hi] = bf16(v >> 16)
+
+    def kept(gi, t, row, c):
+        # Group c of the row: lane q = c % 4 of the row's quad, register
+        # (row g or g + 8) + 2 (c // 4).
+        reg = (row % 16) // 8 + 2 * (c // 4)
+        v = int(vals[reg][gi, t - t % 4 + c % 4])
+        return bf16(v & 0xFFFF), bf16(v >> 16)
+    A = _sparse_operand(meta, mask, sel, kept)
     return _warpgroup_result(A @ B.transpose(0, 2, 1), acc, mask)
 
 

@@ -28,13 +28,10 @@ sys.path.insert(0, HERE)
 
 import gpu_kernel_interp as interp  # noqa: E402
 import gpu_recipes  # noqa: E402
+from sparse_entries_check import product_errors, weight64  # noqa: E402
 from test_gpu_activation_prep import prep_and_matmul, run_plan  # noqa: E402
 from test_gpu_correction_kernels import (FP4_OPT, bf16_bits,  # noqa: E402
                                          from_bf16)
-
-E2M1 = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3,
-                 -4, -6])
-
 
 def compile_with_resources(mlir, options):
     """convert-fp4-to-gpu for sm_90a: (kernels, manifest, stderr, blobs),
@@ -47,24 +44,6 @@ def compile_with_resources(mlir, options):
              re.findall(r'(\w+): "0x([0-9A-F]+)"', out.stdout)}
     return (interp.parse_kernels(out.stdout),
             interp.parse_manifest(out.stdout), out.stderr, blobs)
-
-
-def weight64(blobs, n, k, topk):
-    """Q(W) and Q(W) + outliers of the folded constants, in f64."""
-    codes = np.frombuffer(blobs["bench_w_codes"], np.uint8).reshape(n, k // 2)
-    scales = np.frombuffer(blobs["bench_w_scales"], np.uint8).reshape(n, -1)
-    nib = np.stack([codes & 0xF, codes >> 4], axis=2).reshape(n, k)
-    q = E2M1[nib] * np.exp2(np.repeat(scales.astype(np.float64) - 127, 32,
-                                      axis=1))
-    vals = from_bf16(np.frombuffer(blobs["bench_w_values"], np.uint16)
-                     ).astype(np.float64).reshape(n, k // 32, topk)
-    idx = np.frombuffer(blobs["bench_w_indices"], np.uint8).astype(np.int64).reshape(
-        n, k // 32, topk)
-    w = q.copy()
-    for b in range(k // 32):
-        for j in range(topk):
-            w[np.arange(n), 32 * b + idx[:, b, j]] += vals[:, b, j]
-    return q, w
 
 
 def packed_name(blobs, stem):
@@ -118,14 +97,15 @@ def test_sparse_weight_entries(recipe, m, n, k, options):
     got = run_plan(kernels, [prep, matmul], inputs)
     stacked = from_bf16(got["stacked0"]).astype(np.float64)
     x64 = stacked.reshape(-1, m, k).sum(axis=0)
-    q64, w64 = weight64(blobs, n, k, topk)
-    y64 = x64 @ w64.T
-    y = got["result"].astype(np.float64)
-    err = np.linalg.norm(y - y64) / np.linalg.norm(y64)
+    q64, w64 = weight64(*(np.frombuffer(blobs[f"bench_w_{c}"], t) for c, t in
+                          (("codes", np.uint8), ("scales", np.uint8),
+                           ("values", np.uint16), ("indices", np.uint8))),
+                        n, k, topk)
+    err, farther = product_errors(got["result"].astype(np.float64), x64,
+                                  q64, w64)
     assert err <= 1e-6, err
     # Negative control: the outliers' share is in the result.
-    without = x64 @ q64.T
-    assert np.linalg.norm(y - without) > 100 * np.linalg.norm(y - y64)
+    assert farther > 100, farther
 
 
 def test_sparse_entries_decline_to_the_patch():

@@ -14,6 +14,7 @@ import pytest
 
 HERE = os.path.dirname(__file__)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
 sys.path.insert(0, HERE)
 
 from fp4 import reference as ref  # noqa: E402
@@ -123,3 +124,47 @@ def test_weight_tile_stores_are_conflict_free():
     # wgmma reads every tile byte once more (A) and the activations (B).
     assert st["wgmma"]["bytes"] == st["st.b128"]["bytes"]
 
+
+
+def test_sparse_form_padded_stores_are_conflict_free():
+    # decode-outliers=sparse (folded-constant weights: the form takes only
+    # constants) stages its zero-padded activations with one 8-byte store
+    # per pair; the step placement and staging lanes (sparseStepByte,
+    # stagingLane) make every warp store 2 wavefronts, the minimum, where
+    # the dense form's lanes and 64 (s % 2) took 8 (GPU.md).
+    import gpu_recipes
+    from test_gpu_decode_sparse_entries import (compile_with_resources,
+                                                packed_name)
+    case = dict(name="sparse", recipe="full", m=16, n=128, k=512)
+    mlir = gpu_recipes.bench_mlir(case, fold_weight=True)
+    kernels, manifest, _, blobs = compile_with_resources(
+        mlir, "decode-outliers=sparse")
+    launches = [l for l in manifest if l["name"].startswith(
+        ("fp4_activation_prep", "fp4_matmul"))]
+    x = np.random.default_rng(1).standard_normal((16, 512))
+    inputs = {"input": bf16_bits(x.astype(np.float32)),
+              "weight.codes": np.frombuffer(blobs["bench_w_codes"], np.uint8),
+              "weight.scales": np.frombuffer(blobs["bench_w_scales"],
+                                             np.uint8),
+              "weights.sparse_values": np.frombuffer(
+                  blobs[packed_name(blobs, "sparse_entry_values")], np.int32),
+              "weights.sparse_meta": np.frombuffer(
+                  blobs[packed_name(blobs, "sparse_entry_meta")], np.int32)}
+    done = []
+    old = interp.COUNT_SHARED
+    interp.COUNT_SHARED = True
+    try:
+        run_plan(kernels, launches, inputs, launched=done)
+    finally:
+        interp.COUNT_SHARED = old
+    st = {l["variant"]: d.stats for l, d in zip(launches, done)}[
+        "decode_w4a16_wgmma_sparse_epilogue"]
+    assert st["st.b64"]["requests"] > 0
+    assert st["st.b64"]["wavefronts"] == st["st.b64"]["ideal"], st["st.b64"]
+    # B bytes (Performance.md "Session 23"): per 64-row warp group and
+    # 128-element chunk, 8 dense k16 steps of 32 stacked rows x 16 K and 8
+    # sparse k32 steps of 32 x 32 padded K, 3x the dense steps alone; 2
+    # warp groups (128 rows), 4 chunks (K = 512).
+    dense, sparse = 8 * 32 * 16 * 2, 8 * 32 * 32 * 2
+    assert sparse == 2 * dense
+    assert st["wgmma"]["bytes"] == 2 * 4 * (dense + sparse), st["wgmma"]

@@ -8,12 +8,12 @@ export PYTHONUNBUFFERED=1
 mkdir -p $OUT
 exec > >(tee $OUT/log.txt) 2>&1
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
-python3 bench/sparse_entries_check.py check s23dev/check 2>&1 | tail -8
+python3 bench/sparse_entries_check.py check .dev/s23/check 2>&1 | tail -8
 show() { grep '^{' | python3 -c "
 import json,sys
 for l in sys.stdin:
     r=json.loads(l); print(' ', r['case'][:40], r['variant'][:44], round(r['us'],2))"; }
-rc() { python3 bench/gpu_bench.py --kernels s23dev/$1 --no-peers --recipes-only --only ${@:2} --json /tmp/x.json 2>&1 | show; }
+rc() { python3 bench/gpu_bench.py --kernels .dev/s23/$1 --no-peers --recipes-only --only ${@:2} --json /tmp/x.json 2>&1 | show; }
 F=bench_full_m16_n14336_k4096
 echo "== main"; rc main bench_plain_m16_n14336_k4096 $F
 echo "== spC"; rc spC $F

@@ -376,9 +376,12 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
       !overrides.decodeRowsPerCTA && !overrides.decodeWarps) {
     overrides.decodeRowsPerCTA = 128;
     // The sparse form's loop holds the packed values and metadata a group
-    // ahead: at 16 warps (128 registers a thread) ptxas spills it (56-80
-    // bytes at 16 x 14336 x 4096 and at K = 512); at 8 warps (one K warp
-    // group) it takes 120 registers, no spills.
+    // ahead: at 16 warps (128 registers a thread) ptxas 13.0 spills 12
+    // bytes (16 x 14336 x 4096 and K = 512); at 8 warps (one K warp group)
+    // it takes 120-122 registers, no spills. 16 warps measured faster
+    // (full recipe, 16 x 14336 x 4096, H100: 46.5-46.9 us against 54.3),
+    // but both are slower than the patch (40.5; docs/perf/s23), so the
+    // opt-in form keeps the spill-free shape.
     overrides.decodeWarps = sparseEntries ? 8 : 16;
   }
   if (chain.weightValues && !entriesInWeight && !epilogue.outlierTail &&

@@ -10,7 +10,7 @@
 // staged activations (8-byte shared stores), next to the dense register-A
 // wgmma of Q(W); no register patch (no f16x2 key compares), no weight
 // tile, no activation sum. 128 rows per CTA in one K warp group of 8
-// warps: ptxas assembles it without spills (16 warps spill).
+// warps: ptxas assembles it without spills (16 warps spill 12 bytes).
 // RUN: rm -rf %t && fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90a format=isa export-dir=%t decode-outliers=sparse" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PTX < %t/fp4_kernels.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/fp4_kernels.ptx -o /dev/null 2>&1 | FileCheck %s --check-prefix=PTXAS
