@@ -241,7 +241,9 @@ struct GPUConfigOptionSet {
                            "multiply on the sparse tensor cores as a 2:4 "
                            "operand against zero-padded activations "
                            "(constant, finite entries, at most 2 per "
-                           "32-element unit; others keep the patch)"))),
+                           "32-element unit; others keep the patch; "
+                           "measured slower than the patch at 16 rows, "
+                           "docs/Performance.md Session 23)"))),
         decodeMMA(
             owner, "decode-mma",
             llvm::cl::desc("Decode: tensor-core instruction (default: "
