@@ -58,9 +58,9 @@ CASES = [
     # carried group crosses the partial chunk).
     (16, 77, 1184, 32, 2, True, ""),
     (9, 70, 320, 16, 1, False, ""),
-    # 2 entries per unit at 16 stacked rows (8 rows and their residual, 64
-    # weight rows per CTA, pipelined): session 22's candidate default.
-    (8, 77, 1184, 32, 2, True, "decode-outliers=patch"),
+    # Since session 22 also 2 entries per unit from 9 stacked rows (here
+    # 16: 8 rows and their residual, 64 weight rows per CTA, pipelined).
+    (8, 77, 1184, 32, 2, True, ""),
     (1, 70, 320, 64, 4, False, "decode-outliers=tile"),
     # Two warp groups per K warp sharing the activations, one tile of 128
     # rows (the second group's descriptor 64 rows into each atom).

@@ -106,8 +106,9 @@ def test_tail_reads_are_at_their_minimum_up_to_4_rows(m):
 
 def test_tail_gathers_at_8_rows_take_two_wavefronts_per_phase():
     # The limit TransposedSum.h states: from 8 rows lanes l and l + 4 of a
-    # 16-byte phase share a bank quad (2x), where [K, M] takes 3.5x. (The
-    # tail form asked for by its option, whatever the default at 8 rows.)
+    # 16-byte phase share a bank quad (2x), where [K, M] takes 3.5x. (At 8
+    # rows, 16 stacked with the residual, the default is the register
+    # patch since session 22: the tail form by its option.)
     tail = "decode-outliers=tail"
     banked = recipe_stats(8, 128, 1024, tail)["decode_w4a16_epilogue_tail"]
     assert banked["ld.b128"]["wavefronts"] == 2 * banked["ld.b128"]["ideal"]

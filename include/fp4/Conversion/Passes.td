@@ -117,7 +117,7 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
     outliers by default, those with them under `decode-mma=wgmma`, and
     those whose weight outliers are proven to sit on +-0 weights under
     `decode-outliers=tile|patch` and by default above 16 stacked rows (the
-    2:4 residual's chains), or from 9 with one entry per 32-element unit:
+    2:4 residual's chains), or from 9 with at most 2 entries per 32-element unit:
     with at most 2 entries per unit by default each lane replaces their
     elements in its own dequantized register fragments (`patch`; above 16
     rows with 128 weight rows per CTA), with more they are written into

@@ -161,15 +161,15 @@ constexpr int64_t kStackedDecodeRows = 32;
 /// (16 rows) top-1 38.2 against 38.4, top-2 / top-4 slower unpipelined
 /// (docs/Performance.md, "Session 18").
 constexpr int64_t kDecodeTileDefaultMinRows = 16;
-/// With one entry per 32-element unit the register patch (below) is the
-/// default from 9 stacked rows: H100, 16 x 14336 x 4096 outlier top-1
-/// (16 rows) 33.6 us against 38.0 on the prefill kernel's entries; top-2
-/// 41.7 against 41.2, top-4 53.7 against 44.3 (docs/Performance.md,
-/// "Session 20"). With the f16x2 compare top-2 measured 37.45 against
-/// 41.47 (session 22), but its images have not passed gpu_check on a GPU
-/// yet, so 2 entries keep the prefill kernel's here (decode-outliers=patch
-/// asks for the patch).
-constexpr int64_t kDecodePatchSingleEntryMinRows = 8;
+/// With at most kDecodePatchMaxUnitEntries entries per 32-element unit the
+/// register patch (below) is the default from 9 stacked rows: H100,
+/// 16 x 14336 x 4096 outlier top-1 (16 rows) 33.6 us against 38.0 on the
+/// prefill kernel's entries (docs/Performance.md, "Session 20"); top-2
+/// with the f16x2 compare 37.45 against 41.47 (session 22,
+/// docs/perf/s22/s21f_log.txt; its images passed gpu_check on an H100 in
+/// session 24, docs/perf/s24/s24a_log.txt); top-4 53.7 against 44.3
+/// (session 20), so more entries keep the prefill kernel's.
+constexpr int64_t kDecodePatchEntriesMinRows = 8;
 /// By default proven entries go into the register fragments (the patch)
 /// for at most this many entries per unit, else into the weight tile:
 /// H100, 16 x 14336 x 4096 full recipe (32 rows, top-2) 41.0 us with 128
@@ -447,7 +447,8 @@ struct CorrectionPattern : public OpRewritePattern<OpTy> {
         hooks.target.hasWGMMA &&
             (tileAsked || (!hooks.options.decodeOutliers && stacksOnWgmma)),
         tileAsked ? 0 : kDecodeTileDefaultMinRows,
-        tileAsked ? 0 : kDecodePatchSingleEntryMinRows,
+        tileAsked ? 0 : kDecodePatchEntriesMinRows,
+        kDecodePatchMaxUnitEntries,
         [this](const FusedCorrectionChain &chain, std::string &reason) {
           bool epilogueInKernel = false;
           for (const DecodeChainLaunch &l : decodeChainLaunches(

@@ -291,9 +291,10 @@ mlir::fp4::analyzeCorrectionChain(CorrectionMatmulOp last,
     unitEntries =
         cast<RankedTensorType>(chain.weightValues.getType()).getShape().back() *
         (chain.weightBlockSize == 16 ? 2 : 1);
-  const int64_t entriesAboveRows = unitEntries == 1
-                                       ? ctx.decodeSingleEntryAboveRows
-                                       : ctx.decodeEntriesAboveRows;
+  const int64_t entriesAboveRows =
+      unitEntries <= ctx.decodePatchMaxUnitEntries
+          ? ctx.decodePatchEntriesAboveRows
+          : ctx.decodeEntriesAboveRows;
   const bool decodeOnWgmma =
       (ctx.decodeStacksOnWgmma &&
        (!chain.weightValues || (oneProduct && ctx.decodeOutliersOnWgmma))) ||

@@ -113,12 +113,13 @@ struct ChainAnalysisContext {
   /// options' default would be; by default where the stacked product runs
   /// on wgmma), and above how many stacked rows (0 under the option; by
   /// default 16: the tile pays where two row groups share it), or, for
-  /// one entry per 32-element unit, above decodeSingleEntryAboveRows (by
-  /// default 8: there the register patch beats the prefill kernel's
-  /// entries at 16 rows).
+  /// at most decodePatchMaxUnitEntries entries per 32-element unit, above
+  /// decodePatchEntriesAboveRows (by default 8 and 2: there the register
+  /// patch beats the prefill kernel's entries at 16 rows).
   bool decodeEntriesOnWgmma = false;
   int64_t decodeEntriesAboveRows = 0;
-  int64_t decodeSingleEntryAboveRows = 0;
+  int64_t decodePatchEntriesAboveRows = 0;
+  int64_t decodePatchMaxUnitEntries = 0;
   /// Whether the decode kernel takes every launch of a decode chain's
   /// fused plan; a chain it declines runs term by term (with the reason).
   std::function<LogicalResult(const FusedCorrectionChain &, std::string &)>

@@ -13,10 +13,9 @@
 // Without the option proven chains with at most 2 entries per 32-element
 // unit take the register patch (decode_w4a16_wgmma_patch_epilogue) above
 // 16 stacked rows, with 128 weight rows per CTA (the chain with the 2:4
-// residual, 32 rows: 112 CTAs of 512 threads), and with one entry per unit
-// from 9 rows (the top-1 chain, 16 rows: 64 rows per CTA); the 16-row
-// top-2 chain keeps the prefill kernel's entries (docs/Performance.md
-// "Session 20"), and no remark is given (the unproven chain's plan is the
+// residual, 32 rows: 112 CTAs of 512 threads), and from 9 rows (the top-1
+// and top-2 chains, 16 rows: 64 rows per CTA; docs/Performance.md
+// "Session 20" and "Session 22"), and no remark is given (the unproven chain's plan is the
 // default one, the tail form gathering from the activation sum);
 // decode-outliers=loop keeps every chain off the entries forms.
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a" 2>/dev/null | FileCheck %s --check-prefix=DEF
@@ -38,7 +37,7 @@
 // CHECK-DAG: variant = "decode_w4a16_epilogue_tail"
 // CHECK-DAG: variant = "decode_w4a16"
 
-// DEF-DAG: @fp4_matmul_{{[0-9]+}}_launch(memref<16x256xbf16>, {{.*}}memref<96x8x2xi8>, memref<16x96xf32>) attributes {{.*}}variant = "prefill_w4a16_smem_entries"
+// DEF-DAG: @fp4_matmul_{{[0-9]+}}_launch(memref<16x256xbf16>, {{[^}]*}}memref<96x8x2xi8>, memref<16x96xf32>) attributes {{.*}}variant = "decode_w4a16_wgmma_patch_epilogue", grid = [2, 1, 1], block = [256, 1, 1]
 // DEF-DAG: @fp4_matmul_{{[0-9]+}}_launch(memref<32x256xbf16>, {{[^}]*}}memref<96x8x2xi8>, memref<16x96xf32>) attributes {{.*}}variant = "decode_w4a16_wgmma_patch_epilogue", grid = [1, 1, 1], block = [512, 1, 1]
 // DEF-DAG: @fp4_matmul_{{[0-9]+}}_launch(memref<16x256xbf16>, {{[^}]*}}memref<96x8x1xi8>, memref<16x96xf32>) attributes {{.*}}variant = "decode_w4a16_wgmma_patch_epilogue", grid = [2, 1, 1], block = [256, 1, 1]
 // DEF-DAG: @fp4_matmul_{{[0-9]+}}_launch(memref<32x256xbf16>, {{.*}}memref<256x16xf32>{{.*}}variant = "decode_w4a16_epilogue_tail"
