@@ -286,13 +286,17 @@ def main():
         p = r.get("peers", {})
         peers = [p.get(k) for k in ("bf16_us", "triton_dot_scaled_us",
                                     "int4_tinygemm_us")]
-        best = min([x for x in peers if x], default=None)
+        # The best peer includes cuBLAS's graph-timed launch (the only peer
+        # at some shapes); "-" where no peer runs the case.
+        best = min([x for x in peers + [r.get("cublas_graph_us")] if x],
+                   default=None)
         f = lambda v: f"{v:.1f}" if v else "-"
+        ratio = f"{best / r['us']:.2f}x" if best else "-"
         print(f"| {r['case']} | {r['variant']} | {r['us']:.1f} | "
               f"{r['floor_us']:.1f} | {r['us'] / r['floor_us']:.2f}x | "
               f"{f(peers[0])} | {f(r.get('cublas_graph_us'))} | "
               f"{f(peers[1])} | {f(peers[2])} | "
-              f"{(best / r['us']) if best else 0:.2f}x | {r['tflops']:.0f} |")
+              f"{ratio} | {r['tflops']:.0f} |")
     print()
     print("| case | variant | us | TB/s | % of copy bandwidth |")
     print("|---|---|---|---|---|")
