@@ -9,8 +9,8 @@ ptxas.txt that bench/run_h200.sh leaves in $OUT):
 The figure needs no GPU (matplotlib only): a roofline of every matmul case
 (TFLOP/s against arithmetic intensity, under the copy-bandwidth roof that
 defines the floor) and, per shape, each kernel's time over the bytes floor.
-docs/performance.png is rendered from docs/perf/s22/s21f_gpu_bench.json (the
-latest complete run; bench/results/gpu_bench_call12.json rendered it before).
+docs/performance.png is rendered from docs/perf/s24/s24b_gpu_bench.json (the
+latest complete run; docs/perf/s22/s21f_gpu_bench.json rendered it before).
 """
 import argparse
 import json
