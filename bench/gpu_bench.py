@@ -55,7 +55,21 @@ def random_buffer(arg, g):
         # which groups hold entries.
         return torch.full(shape, 0xCCCCCCCC - (1 << 32), dtype=torch.int32,
                           device=DEV)
-    if name.endswith(".sparse_values"):
+    if name.endswith(".packed_keys"):
+        # The patch's packed keys (packPatchWeightEntries): per byte a pair
+        # index 0..15 and a half bit, the 2 entries of each unit row in
+        # distinct pairs (pair 2 e + row half, either half), so that every
+        # lane patches as many pairs as real top-2 entries make it do.
+        pairs = torch.randint(0, 8, list(shape[:-1]) + [4], dtype=torch.int32,
+                              device=DEV, generator=g)
+        pairs = 2 * pairs + torch.tensor([0, 1, 0, 1], dtype=torch.int32,
+                                         device=DEV)
+        halves = torch.randint(0, 2, pairs.shape, dtype=torch.int32,
+                               device=DEV, generator=g)
+        key = pairs | halves << 5
+        word = key[..., 0] | key[..., 1] << 8 | key[..., 2] << 16
+        return (word | key[..., 3] << 24).reshape(shape)
+    if name.endswith(".sparse_values") or name.endswith(".packed_values"):
         # Two bf16 entries per i32.
         return torch.randn(list(shape[:-1]) + [2 * shape[-1]],
                            dtype=torch.bfloat16, device=DEV,

@@ -1,7 +1,8 @@
-"""GPU check of the decode kernel's sparse weight entries
-(decode-outliers=sparse, lib/Conversion/FP4ToGPU/SparseWeightEntries.h).
+"""GPU check of the decode kernel's packed weight entries: the sparse form
+(decode-outliers=sparse) and the register patch's packed loads
+(decode-outliers=packed), lib/Conversion/FP4ToGPU/SparseWeightEntries.h.
 
-The sparse form takes only constant entries (packed at compile time), and
+Both forms take only constant entries (packed at compile time), and
 gpu_check.py's recipe cases split the weight at run time, so this script
 checks the form on folded-constant recipes (gpu_recipes.bench_mlir with
 fold_weight=True, the benchmark's form):
@@ -44,6 +45,28 @@ CASES = [
     ("outlier_k1_m12_k320", "outlier_k1", 12, 77, 320, SPARSE),
     ("outlier_k2_m16_k4096", "outlier_k2", 16, 1024, 4096, SPARSE),
 ]
+# The same for the register patch's packed entries (the default 128-row,
+# 16-warp shape above 16 stacked rows, 64-row ones, prefetch depth 2).
+PACKED = "decode-outliers=packed"
+CASES += [
+    ("packed_full_m16_k4096", "full", 16, 1024, 4096, PACKED),
+    ("packed_full_m16_k1184_r64", "full", 16, 77, 1184,
+     PACKED + " decode-rows-per-cta=64 decode-warps=8"),
+    ("packed_full_m8_k1184_p2", "full", 8, 150, 1184,
+     PACKED + " decode-prefetch=2 decode-warps=12 decode-rows-per-cta=64"),
+    ("packed_outlier_k1_m12_k320", "outlier_k1", 12, 77, 320, PACKED),
+    ("packed_outlier_k2_m16_k4096", "outlier_k2", 16, 1024, 4096, PACKED),
+]
+
+
+def entry_arrays(options):
+    """(values resource stem, second resource stem, the launch's argument
+    names) of the packed form `options` asks for."""
+    if PACKED in options:
+        return ("patch_entry_values", "patch_entry_keys",
+                ("weights.packed_values", "weights.packed_keys"))
+    return ("sparse_entry_values", "sparse_entry_meta",
+            ("weights.sparse_values", "weights.sparse_meta"))
 
 
 def build(out):
@@ -64,8 +87,9 @@ def build(out):
             text=True, check=True)
         blobs = {b: bytes.fromhex(h[8:]) for b, h in
                  re.findall(r'(\w+): "0x([0-9A-F]+)"', conv.stdout)}
+        stems = entry_arrays(options)[:2]
         packed = {s: next(v for b, v in blobs.items() if b.startswith(s))
-                  for s in ("sparse_entry_values", "sparse_entry_meta")}
+                  for s in stems}
         x = np.random.default_rng(11 + m + k).standard_normal((m, k))
         np.savez(os.path.join(d, "inputs.npz"),
                  x=gpu_recipes.bf16_bits(x.astype(np.float32)),
@@ -73,8 +97,8 @@ def build(out):
                  scales=np.frombuffer(blobs["bench_w_scales"], np.uint8),
                  values=np.frombuffer(blobs["bench_w_values"], np.uint16),
                  indices=np.frombuffer(blobs["bench_w_indices"], np.uint8),
-                 packed=np.frombuffer(packed["sparse_entry_values"], np.int32),
-                 meta=np.frombuffer(packed["sparse_entry_meta"], np.int32))
+                 packed=np.frombuffer(packed[stems[0]], np.int32),
+                 meta=np.frombuffer(packed[stems[1]], np.int32))
         json.dump(dict(recipe=recipe, m=m, n=n, k=k, options=options),
                   open(os.path.join(d, "case.json"), "w"))
         print("built", name, flush=True)
@@ -116,10 +140,10 @@ def check(out):
         case = json.load(open(os.path.join(d, "case.json")))
         m, n, k = case["m"], case["n"], case["k"]
         inp = np.load(os.path.join(d, "inputs.npz"))
+        values_arg, meta_arg = entry_arrays(case["options"])[2]
         given = {"input": inp["x"].view(np.int16), "weight.codes": inp["codes"],
-                 "weight.scales": inp["scales"],
-                 "weights.sparse_values": inp["packed"],
-                 "weights.sparse_meta": inp["meta"]}
+                 "weight.scales": inp["scales"], values_arg: inp["packed"],
+                 meta_arg: inp["meta"]}
         ks = gpu.load(d)
         bufs = {}
         for kn in ks.names():

@@ -135,4 +135,80 @@ TEST(SparseWeightEntries, RefusesWhatTheKernelCannotMultiply) {
   fails({1, 2, 3}, {4, 5, 6}, 32, 32, 2, "do not match");
 }
 
+TEST(PatchWeightEntries, KeysNameEachEntrysPairAndHalf) {
+  // The register patch's keys (packPatchWeightEntries): 20 rows, K = 160
+  // as above; row 9 (row block 0, h = 1), unit 4 (chunk 1, lane unit 0)
+  // has entries at elements 13 (word 1, pair 1: pair index 5, half 1) and
+  // 2 (word 0, pair 2: pair index 2, half 0), given in that order; row 17
+  // (row block 1, h = 0), unit 1 one entry at element 31 (word 3, pair 3:
+  // index 15, half 1), +Inf (the patch replaces the element; no zero-slot
+  // product, so it packs).
+  const int64_t n = 20, k = 160, blocks = 5;
+  std::vector<uint16_t> values(n * blocks, 0);
+  std::vector<uint8_t> indices(n * blocks, 0);
+  std::vector<uint16_t> values2(n * blocks * 2, 0);
+  std::vector<uint8_t> indices2(n * blocks * 2, 0);
+  // Every unit first gets two entries at its elements 0 and 1.
+  for (int64_t i = 0; i < n * blocks; ++i) {
+    indices2[2 * i] = 0;
+    indices2[2 * i + 1] = 1;
+    values2[2 * i] = 0x3F80;
+    values2[2 * i + 1] = 0x4000;
+  }
+  values2[(9 * blocks + 4) * 2] = 0x4040;
+  indices2[(9 * blocks + 4) * 2] = 13;
+  values2[(9 * blocks + 4) * 2 + 1] = 0xC000;
+  indices2[(9 * blocks + 4) * 2 + 1] = 2;
+  std::vector<uint32_t> packed, keys;
+  std::string why;
+  ASSERT_TRUE(succeeded(packPatchWeightEntries(values2, indices2, n, k, 32, 2,
+                                               packed, keys, why)))
+      << why;
+  const int64_t chunks = sparseEntryChunks(k);
+  ASSERT_EQ(keys.size(), static_cast<size_t>(2 * chunks * 32));
+  auto lane = [&](int64_t row, int64_t unit) {
+    return (row / 16 * chunks + unit / 4) * 32 + 4 * (row % 8) + unit % 4;
+  };
+  auto key = [&](int64_t row, int64_t unit, int64_t j) {
+    return keys[lane(row, unit)] >> (16 * ((row % 16) / 8) + 8 * j) & 0xFF;
+  };
+  // v0 is the lower position's, and so is key byte 0.
+  EXPECT_EQ(packed[lane(9, 4) * 2 + 1], 0xC000u | 0x4040u << 16);
+  EXPECT_EQ(key(9, 4, 0), 2u);
+  EXPECT_EQ(key(9, 4, 1), 5u | 1u << 5);
+  // Elements 0 and 1 elsewhere: pairs 0 and 1 of word 0, low halves.
+  EXPECT_EQ(key(1, 0, 0), 0u);
+  EXPECT_EQ(key(1, 0, 1), 1u);
+  // Rows past N (row block 1: 20..31) hold no entries: key 16.
+  EXPECT_EQ(key(21, 0, 0), 16u);
+  EXPECT_EQ(key(21, 0, 1), 16u);
+
+  // One entry per unit, one of them +Inf at element 31; the second byte
+  // says "none".
+  values[17 * blocks + 1] = 0x7F80;
+  indices[17 * blocks + 1] = 31;
+  ASSERT_TRUE(succeeded(packPatchWeightEntries(values, indices, n, k, 32, 1,
+                                               packed, keys, why)))
+      << why;
+  EXPECT_EQ(packed[lane(17, 1) * 2], 0x7F80u);
+  EXPECT_EQ(key(17, 1, 0), 15u | 1u << 5);
+  EXPECT_EQ(key(17, 1, 1), 16u);
+
+  // What it refuses, as the sparse packer (more than 2 entries, a
+  // repeated position, an index out of its block).
+  why.clear();
+  EXPECT_TRUE(failed(packPatchWeightEntries({1, 2, 3}, {0, 1, 2}, 1, 32, 32,
+                                            3, packed, keys, why)));
+  EXPECT_NE(why.find("more than 2 entries"), std::string::npos) << why;
+  why.clear();
+  EXPECT_TRUE(failed(packPatchWeightEntries({1, 2}, {4, 4}, 1, 32, 32, 2,
+                                            packed, keys, why)));
+  EXPECT_NE(why.find("two entries at one position"), std::string::npos)
+      << why;
+  why.clear();
+  EXPECT_TRUE(failed(packPatchWeightEntries({1, 2}, {4, 32}, 1, 32, 32, 2,
+                                            packed, keys, why)));
+  EXPECT_NE(why.find("not inside its block"), std::string::npos) << why;
+}
+
 } // namespace

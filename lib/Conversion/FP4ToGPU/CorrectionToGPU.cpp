@@ -231,16 +231,16 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   // register fragments, so the rows choose the form as for a plain product.
   // decode-outliers=sparse falls back to the patch where the entries do
   // not pack (decided below, once the form is known).
+  const bool packedAsked = options.decodeOutliers == GPUDecodeOutliers::Sparse ||
+                          options.decodeOutliers == GPUDecodeOutliers::Packed;
   const bool patchEntries =
       chain.weightValues && chain.weightEntriesProven &&
-      (options.decodeOutliers == GPUDecodeOutliers::Patch ||
-       options.decodeOutliers == GPUDecodeOutliers::Sparse ||
+      (options.decodeOutliers == GPUDecodeOutliers::Patch || packedAsked ||
        (!options.decodeOutliers && unitEntries <= kDecodePatchMaxUnitEntries));
   GPUConfigOverrides chainOptions = options;
   if (patchEntries && !chainOptions.decodeMMA)
     chainOptions.decodeMMA =
-        chip.hasWGMMA && (numGroups * m >= kDecodeWgmmaMinRows ||
-                          options.decodeOutliers == GPUDecodeOutliers::Sparse)
+        chip.hasWGMMA && (numGroups * m >= kDecodeWgmmaMinRows || packedAsked)
             ? GPUPrefillMMA::WGMMA
             : GPUPrefillMMA::Sync;
   if (chain.weightValues && !chainOptions.decodeMMA)
@@ -296,10 +296,14 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   // decode-outliers=sparse: constant, finite entries, at most 2 per unit,
   // packed here for the warp-group form's sparse tensor cores
   // (SparseWeightEntries.h); where they do not pack, the patch.
+  // decode-outliers=packed: the same constants, packed for the register
+  // patch's loads (keys instead of metadata); where they do not pack, the
+  // patch from the entries as they are.
   DenseResourceElementsAttr sparseValues, sparseMeta;
   bool sparseEntries = false;
+  const bool forPatch = options.decodeOutliers == GPUDecodeOutliers::Packed;
   std::string sparseDeclined;
-  if (entriesInWeight && options.decodeOutliers == GPUDecodeOutliers::Sparse) {
+  if (entriesInWeight && packedAsked) {
     if (!onWgmma)
       sparseDeclined = "the decode kernel's warp-group form does not take "
                        "the product (sm_90a, no macro factors)";
@@ -309,13 +313,15 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
     else
       sparseEntries = succeeded(packConstantSparseEntries(
           chain.weightValues, chain.weightIndices, chain.n, k,
-          chain.weightBlockSize, sparseValues, sparseMeta, sparseDeclined));
+          chain.weightBlockSize, sparseValues, sparseMeta, sparseDeclined,
+          forPatch));
   }
   if (entriesInWeight) {
     spec.weightEntries = MatmulKernelSpec::WeightEntries{
         chain.weightBlockSize,
         cast<RankedTensorType>(chain.weightValues.getType()).getShape().back(),
-        patchEntries && !sparseEntries, sparseEntries};
+        patchEntries && (forPatch || !sparseEntries),
+        sparseEntries && !forPatch, sparseEntries && forPatch};
   } else if (chain.weightValues) {
     auto valuesType = cast<RankedTensorType>(chain.weightValues.getType());
     epilogue.outlierBlockSize = chain.weightBlockSize;
@@ -370,7 +376,7 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   // where the rows are whole 16-row pieces.
   const int64_t stackedRows = numGroups * m;
   if (entriesInWeight && patchEntries && onWgmma &&
-      (!options.decodeOutliers || sparseEntries) &&
+      (!options.decodeOutliers || sparseEntries || forPatch) &&
       stackedRows > kDecodeTileDefaultMinRows &&
       decodeWgmmaSharesRows(stackedRows) &&
       !overrides.decodeRowsPerCTA && !overrides.decodeWarps) {
@@ -381,8 +387,9 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
     // it takes 120-122 registers, no spills. 16 warps measured faster
     // (full recipe, 16 x 14336 x 4096, H100: 46.5-46.9 us against 54.3),
     // but both are slower than the patch (40.5; docs/perf/s23), so the
-    // opt-in form keeps the spill-free shape.
-    overrides.decodeWarps = sparseEntries ? 8 : 16;
+    // opt-in form keeps the spill-free shape. The patch's packed entries
+    // (decode-outliers=packed) keep the patch's shape.
+    overrides.decodeWarps = sparseEntries && !forPatch ? 8 : 16;
   }
   if (chain.weightValues && !entriesInWeight && !epilogue.outlierTail &&
       !onWgmma &&
@@ -881,9 +888,17 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
           << ")";
     if (entriesInWeight && hooks.remarks &&
         !decodeLaunches.front().sparseDeclined.empty())
-      end->emitRemark() << "decode-outliers=sparse: "
-                        << decodeLaunches.front().sparseDeclined
-                        << "; the entries take the register patch";
+      end->emitRemark() << "decode-outliers="
+                        << (*hooks.options.decodeOutliers ==
+                                    GPUDecodeOutliers::Packed
+                                ? "packed"
+                                : "sparse")
+                        << ": " << decodeLaunches.front().sparseDeclined
+                        << "; the entries take the register patch"
+                        << (*hooks.options.decodeOutliers ==
+                                    GPUDecodeOutliers::Packed
+                                ? " from their stored arrays"
+                                : "");
     stack.transposedSum = outlierEpilogue;
     // The decode kernel's tail form reads it lane-banked (decided with the
     // launch, in decodeChainLaunches); the epilogue kernel as [K, M].
@@ -1012,11 +1027,15 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
           input(rewriter, loc, stacked->front(), "stacked0", spec.args);
       llvm::append_range(
           inputs, input(rewriter, loc, chain.weight, "weight", spec.args));
-      if (entriesInWeight && spec.weightEntries->sparse) {
+      if (entriesInWeight &&
+          (spec.weightEntries->sparse || spec.weightEntries->packed)) {
         const DecodeChainLaunch &launch = decodeLaunches.front();
+        const bool packed = spec.weightEntries->packed;
         for (auto [attr, name] :
-             {std::pair{launch.sparseValues, "weights.sparse_values"},
-              std::pair{launch.sparseMeta, "weights.sparse_meta"}}) {
+             {std::pair{launch.sparseValues, packed ? "weights.packed_values"
+                                                    : "weights.sparse_values"},
+              std::pair{launch.sparseMeta, packed ? "weights.packed_keys"
+                                                  : "weights.sparse_meta"}}) {
           Value packed = arith::ConstantOp::create(rewriter, loc, attr);
           llvm::append_range(inputs,
                              input(rewriter, loc, packed, name, spec.args));

@@ -223,8 +223,15 @@ struct TileEntries {
   /// metadata [row blocks][chunks][32 lanes][4] i32; per weight row of a
   /// lane, one packed value and two metadata words (row g: words 0, 1).
   bool sparse = false;
-  int64_t valuesPerRow() const { return sparse ? 1 : perUnit(); }
-  int64_t indicesPerRow() const { return sparse ? 2 : perUnit(); }
+  /// The patch's packed form (SparseWeightEntries.h, packPatchWeightEntries):
+  /// `values` as the sparse form's, `indices` the keys [..][..][32 lanes][1]
+  /// i32; per weight row of a lane one packed value and the lane's key word
+  /// (both rows carry the same word: bytes 0, 1 for row g, 2, 3 for g + 8).
+  bool packed = false;
+  int64_t valuesPerRow() const { return sparse || packed ? 1 : perUnit(); }
+  int64_t indicesPerRow() const {
+    return sparse ? 2 : packed ? 1 : perUnit();
+  }
 };
 
 /// The fused correction chain's epilogue (MatmulKernelSpec::Epilogue) as
@@ -436,6 +443,8 @@ private:
   void loadTileEntries(ChunkLoads &loads, Value row, Value k0, Value valid);
   /// The sparse form's packed values and metadata of `chunk` (per lane).
   void loadSparseEntries(ChunkLoads &loads, Value chunk);
+  /// The patch's packed values and key word of `chunk` (per lane).
+  void loadPackedEntries(ChunkLoads &loads, Value chunk);
   void storeWeightTile(ArrayRef<ChunkLoads> chunks);
   void storeTileEntries(const ChunkLoads &loads, int64_t half,
                         Value rowWord, Value lc);
@@ -680,11 +689,28 @@ void DecodeKernelEmitter::loadWeightChunk(ChunkLoads &loads, Value chunk,
       loads.weightMacro.push_back(loadMacroFactor(weight, row, chunk));
     if (epi && epi->outliersInLoop())
       loadOutlierEntries(loads, row, k0, valid);
-    if (entries && !entries->sparse)
+    if (entries && !entries->sparse && !entries->packed)
       loadTileEntries(loads, row, k0, valid);
   }
   if (entries && entries->sparse)
     loadSparseEntries(loads, chunk);
+  if (entries && entries->packed)
+    loadPackedEntries(loads, chunk);
+}
+
+void DecodeKernelEmitter::loadPackedEntries(ChunkLoads &loads, Value chunk) {
+  // This lane's packed values (rows g, g + 8) and key word of the chunk: 8 +
+  // 4 contiguous bytes per lane, a warp's 384 bytes in two coalesced loads
+  // (packPatchWeightEntries), where the stored arrays take 4 loads of 2-4
+  // bytes from 8 rows each. Chunks past K hold no entries (keys 16).
+  auto vals = loadElements(b, loc, entries->values,
+                           ValueRange{sparseRowBlock, chunk, lane, idx(0)}, 2);
+  auto keys = loadElements(b, loc, entries->indices,
+                           ValueRange{sparseRowBlock, chunk, lane, idx(0)}, 1);
+  for (int64_t half = 0; half < 2; ++half) {
+    loads.outlierValues.push_back({vals[half]});
+    loads.outlierIndices.push_back({keys[0]});
+  }
 }
 
 void DecodeKernelEmitter::loadSparseEntries(ChunkLoads &loads, Value chunk) {
@@ -1705,7 +1731,24 @@ void DecodeKernelEmitter::patchEntries(const ChunkLoads &loads, int64_t half,
     Value key, selector, bits;
   };
   SmallVector<Entry> list;
-  for (int64_t e = 0; e < entries->perUnit(); ++e) {
+  if (entries->packed) {
+    // Byte 2 half + e of the key word: the pair index (16: none) in bits
+    // 0..4, the half in bit 5 (packPatchWeightEntries). The value word
+    // holds entry 0 in bits 0..15 and entry 1 in 16..31, so prmt takes it
+    // as it is: bytes 4, 5 (entry 0) or 6, 7 (entry 1) into the low
+    // (0x3254, 0x3276) or high (0x5410, 0x7610) half.
+    Value word = loads.outlierIndices[half][0];
+    for (int64_t e = 0; e < 2; ++e) {
+      Value byte = shr(word, 16 * half + 8 * e);
+      Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                         andi(byte, 0x20), i32(0));
+      Value selector = select(high, i32(e ? 0x7610 : 0x5410),
+                              i32(e ? 0x3276 : 0x3254));
+      list.push_back({andi(byte, 0x1F), selector,
+                      loads.outlierValues[half][0]});
+    }
+  }
+  for (int64_t e = 0; e < (entries->packed ? 0 : entries->perUnit()); ++e) {
     auto [column, skip] = entryColumn(loads, half, e);
     Value j = arith::OrIOp::create(
         b, loc, arith::ShLIOp::create(b, loc, shr(column, 3), i32(2)),
@@ -2097,6 +2140,9 @@ void DecodeKernelEmitter::emit(gpu::GPUFuncOp func) {
         MemRefType::get({cfg.kWarps * cfg.sparseSlotElements() / 2},
                         b.getI32Type(), MemRefLayoutAttrInterface(), workgroup),
         kWgmmaSwizzleBytes);
+  }
+  if (entries && (entries->sparse || entries->packed)) {
+    // The warp's 16-row block of the packed arrays (both forms' layout).
     auto shape = cast<MemRefType>(entries->values.getType()).getShape();
     sparseRowBlock = minIdx(div(rowBase, 16), shape[0] - 1);
   }
@@ -2696,9 +2742,15 @@ static FailureOr<DecodeSetup> setUpDecode(const MatmulKernelSpec &spec,
                           spec.weightEntries->entries, Value(), Value()};
     cfg.entryPatch = spec.weightEntries->inRegisters;
     cfg.entrySparse = entries->sparse = spec.weightEntries->sparse;
-    if (cfg.entrySparse && (!wgmmaForm || entries->perUnit() > 2)) {
-      reason = "sparse weight entries need the decode kernel's warp-group "
+    entries->packed = spec.weightEntries->packed;
+    if ((cfg.entrySparse || entries->packed) &&
+        (!wgmmaForm || entries->perUnit() > 2)) {
+      reason = "packed weight entries need the decode kernel's warp-group "
                "form (sm_90a) and at most 2 entries per 32-element unit";
+      return failure();
+    }
+    if (entries->packed && (!cfg.entryPatch || cfg.entrySparse)) {
+      reason = "the patch's packed weight entries are for the register patch";
       return failure();
     }
   }
@@ -2827,19 +2879,24 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
     reason = "unexpected kernel argument list for the decode kernel";
     return failure();
   }
-  if (entries && entries->sparse) {
-    // The packed values and metadata (SparseWeightEntries.h).
+  if (entries && (entries->sparse || entries->packed)) {
+    // The packed values and metadata or keys (SparseWeightEntries.h).
     size_t at = (lhsQ ? lhsQ->numComponents() : 1) + weight.numComponents();
     const int64_t rb = sparseEntryRowBlocks(spec.n),
                   ch = sparseEntryChunks(spec.k);
+    const int64_t metaWords = entries->packed ? 1 : 4;
     const KernelArg &values = spec.args[at], &meta = spec.args[at + 1];
     if (!values.type.getElementType().isInteger(32) ||
         !meta.type.getElementType().isInteger(32) ||
         values.type.getShape() != ArrayRef<int64_t>({rb, ch, 32, 2}) ||
-        meta.type.getShape() != ArrayRef<int64_t>({rb, ch, 32, 4})) {
-      reason = "the decode kernel's sparse weight entries are i32 packed "
-               "values [ceil(N / 16), ceil(K / 128), 32, 2] and metadata "
-               "[.., .., 32, 4]";
+        meta.type.getShape() != ArrayRef<int64_t>({rb, ch, 32, metaWords})) {
+      reason = entries->packed
+                   ? "the decode kernel's packed patch entries are i32 "
+                     "values [ceil(N / 16), ceil(K / 128), 32, 2] and keys "
+                     "[.., .., 32, 1]"
+                   : "the decode kernel's sparse weight entries are i32 "
+                     "packed values [ceil(N / 16), ceil(K / 128), 32, 2] "
+                     "and metadata [.., .., 32, 4]";
       return failure();
     }
   } else if (entries) {
@@ -2929,9 +2986,10 @@ FailureOr<KernelPlan> mlir::fp4::buildDecodeMatmulKernel(
   if (cfg.wgmma)
     launch.variant += "_wgmma";
   if (entries)
-    launch.variant += cfg.entrySparse  ? "_sparse"
-                      : cfg.entryPatch ? "_patch"
-                                       : "_entries";
+    launch.variant += cfg.entrySparse     ? "_sparse"
+                      : entries->packed   ? "_patch_packed"
+                      : cfg.entryPatch    ? "_patch"
+                                          : "_entries";
   if (epi)
     launch.variant += "_epilogue";
   if (epi && epi->outliersInTail())

@@ -6,6 +6,7 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <cstring>
 
@@ -22,11 +23,23 @@ uint32_t secondAlone(uint32_t slot) { return slot << 2; }
 bool finiteBF16(uint16_t bits) { return (bits & 0x7F80) != 0x7F80; }
 } // namespace
 
-LogicalResult mlir::fp4::packSparseWeightEntries(
-    ArrayRef<uint16_t> values, ArrayRef<uint8_t> indices, int64_t n,
-    int64_t k, int64_t blockSize, int64_t perBlock,
-    std::vector<uint32_t> &packedValues, std::vector<uint32_t> &meta,
-    std::string &why) {
+namespace {
+/// One unit's entries of a row: (position in the unit, value bits), in
+/// position order.
+struct UnitEntries {
+  std::pair<int64_t, uint16_t> found[2];
+  int64_t count = 0;
+};
+
+/// Checks the arrays' shape and visits every (row, unit) with its entries
+/// (at most 2, distinct positions, in order; non-finite values refused
+/// when `finite`), or fails with `why`.
+LogicalResult
+forEachUnit(ArrayRef<uint16_t> values, ArrayRef<uint8_t> indices, int64_t n,
+            int64_t k, int64_t blockSize, int64_t perBlock, bool finite,
+            std::string &why,
+            llvm::function_ref<void(int64_t, int64_t, const UnitEntries &)>
+                visit) {
   if (!(blockSize == 16 || (blockSize > 0 && blockSize % 32 == 0)) ||
       k % blockSize != 0 || perBlock < 1) {
     why = "entries in blocks of 16 or a multiple of 32 dividing K";
@@ -38,17 +51,9 @@ LogicalResult mlir::fp4::packSparseWeightEntries(
     why = "entry arrays do not match the weight's shape";
     return failure();
   }
-  const int64_t rowBlocks = sparseEntryRowBlocks(n),
-                chunks = sparseEntryChunks(k);
-  packedValues.assign(rowBlocks * chunks * 32 * 2, 0);
-  meta.assign(rowBlocks * chunks * 32 * 4, 0xCCCCCCCCu);
-  static_assert(kNone == 0xC, "the default nibble fills the words");
-  for (int64_t row = 0; row < n; ++row) {
-    const int64_t r = row / 16, g = row % 8, h = (row % 16) / 8;
+  for (int64_t row = 0; row < n; ++row)
     for (int64_t unit = 0; unit < k / 32 + (k % 32 != 0); ++unit) {
-      // The unit's entries: (position in the unit, value bits).
-      std::pair<int64_t, uint16_t> found[2];
-      int64_t count = 0;
+      UnitEntries u;
       const int64_t lo = 32 * unit, hi = std::min<int64_t>(lo + 32, k);
       for (int64_t block = lo / blockSize; block * blockSize < hi; ++block)
         for (int64_t e = 0; e < perBlock; ++e) {
@@ -61,46 +66,104 @@ LogicalResult mlir::fp4::packSparseWeightEntries(
           const int64_t column = block * blockSize + index;
           if (column < lo || column >= hi)
             continue;
-          if (count == 2) {
+          if (u.count == 2) {
             why = "more than 2 entries in a 32-element unit";
             return failure();
           }
-          if (!finiteBF16(values[at])) {
+          if (finite && !finiteBF16(values[at])) {
             why = "a non-finite entry (its zero-slot products would be NaN)";
             return failure();
           }
-          found[count++] = {column - lo, values[at]};
+          u.found[u.count++] = {column - lo, values[at]};
         }
-      if (count == 2 && found[0].first == found[1].first) {
+      if (u.count == 2 && u.found[0].first == u.found[1].first) {
         why = "two entries at one position";
         return failure();
       }
-      if (count == 2 && found[1].first < found[0].first)
-        std::swap(found[0], found[1]);
-      const int64_t c = unit / 4, q = unit % 4, u = unit % 4;
-      const int64_t base = (r * chunks + c) * 32;
-      uint32_t v = 0;
-      for (int64_t j = 0; j < count; ++j)
-        v |= static_cast<uint32_t>(found[j].second) << (16 * j);
-      packedValues[(base + 4 * g + q) * 2 + h] = v;
-      // Each entry's group: pair p = e % 4 of code word e / 8, slot 1 (a)
-      // or 2 (b); lane 4 g + p supplies its word e / 8.
-      for (int64_t j = 0; j < count; ++j) {
-        const int64_t e = found[j].first;
-        const int64_t word = e / 8, pair = e % 4;
-        const uint32_t slot = 1 + static_cast<uint32_t>((e % 8) / 4);
-        const bool shared =
-            count == 2 && found[0].first / 8 == found[1].first / 8 &&
-            found[0].first % 4 == found[1].first % 4;
-        const uint32_t nibble =
-            shared ? kBoth : (j == 0 ? firstAlone(slot) : secondAlone(slot));
-        uint32_t &w = meta[(base + 4 * g + pair) * 4 + word];
-        const int64_t shift = 4 * u + 16 * h;
-        w = (w & ~(0xFu << shift)) | nibble << shift;
-      }
+      if (u.count == 2 && u.found[1].first < u.found[0].first)
+        std::swap(u.found[0], u.found[1]);
+      visit(row, unit, u);
     }
-  }
   return success();
+}
+
+/// Where (row, unit)'s packed word goes: lane 4 g + q of row block r,
+/// chunk c, half h (SparseWeightEntries.h).
+int64_t laneWord(int64_t row, int64_t unit, int64_t chunks) {
+  const int64_t r = row / 16, g = row % 8;
+  return (r * chunks + unit / 4) * 32 + 4 * g + unit % 4;
+}
+
+uint32_t valueWord(const UnitEntries &u) {
+  uint32_t v = 0;
+  for (int64_t j = 0; j < u.count; ++j)
+    v |= static_cast<uint32_t>(u.found[j].second) << (16 * j);
+  return v;
+}
+} // namespace
+
+LogicalResult mlir::fp4::packSparseWeightEntries(
+    ArrayRef<uint16_t> values, ArrayRef<uint8_t> indices, int64_t n,
+    int64_t k, int64_t blockSize, int64_t perBlock,
+    std::vector<uint32_t> &packedValues, std::vector<uint32_t> &meta,
+    std::string &why) {
+  const int64_t rowBlocks = sparseEntryRowBlocks(n),
+                chunks = sparseEntryChunks(k);
+  packedValues.assign(rowBlocks * chunks * 32 * 2, 0);
+  meta.assign(rowBlocks * chunks * 32 * 4, 0xCCCCCCCCu);
+  static_assert(kNone == 0xC, "the default nibble fills the words");
+  return forEachUnit(
+      values, indices, n, k, blockSize, perBlock, /*finite=*/true, why,
+      [&](int64_t row, int64_t unit, const UnitEntries &found) {
+        const int64_t g = row % 8, h = (row % 16) / 8, u = unit % 4;
+        const int64_t lane = laneWord(row, unit, chunks);
+        packedValues[lane * 2 + h] = valueWord(found);
+        // Each entry's group: pair p = e % 4 of code word e / 8, slot 1
+        // (a) or 2 (b); lane 4 g + p supplies its word e / 8.
+        const int64_t base = lane - (4 * g + unit % 4);
+        for (int64_t j = 0; j < found.count; ++j) {
+          const int64_t e = found.found[j].first;
+          const int64_t word = e / 8, pair = e % 4;
+          const uint32_t slot = 1 + static_cast<uint32_t>((e % 8) / 4);
+          const bool shared = found.count == 2 &&
+                              found.found[0].first / 8 ==
+                                  found.found[1].first / 8 &&
+                              found.found[0].first % 4 ==
+                                  found.found[1].first % 4;
+          const uint32_t nibble =
+              shared ? kBoth
+                     : (j == 0 ? firstAlone(slot) : secondAlone(slot));
+          uint32_t &w = meta[(base + 4 * g + pair) * 4 + word];
+          const int64_t shift = 4 * u + 16 * h;
+          w = (w & ~(0xFu << shift)) | nibble << shift;
+        }
+      });
+}
+
+LogicalResult mlir::fp4::packPatchWeightEntries(
+    ArrayRef<uint16_t> values, ArrayRef<uint8_t> indices, int64_t n,
+    int64_t k, int64_t blockSize, int64_t perBlock,
+    std::vector<uint32_t> &packedValues, std::vector<uint32_t> &keys,
+    std::string &why) {
+  const int64_t rowBlocks = sparseEntryRowBlocks(n),
+                chunks = sparseEntryChunks(k);
+  packedValues.assign(rowBlocks * chunks * 32 * 2, 0);
+  // Every key byte starts as "no entry" (pair 16, which no pair has).
+  keys.assign(rowBlocks * chunks * 32, 0x10101010u);
+  return forEachUnit(
+      values, indices, n, k, blockSize, perBlock, /*finite=*/false, why,
+      [&](int64_t row, int64_t unit, const UnitEntries &found) {
+        const int64_t h = (row % 16) / 8;
+        const int64_t lane = laneWord(row, unit, chunks);
+        packedValues[lane * 2 + h] = valueWord(found);
+        for (int64_t j = 0; j < found.count; ++j) {
+          const int64_t e = found.found[j].first;
+          const uint32_t key = static_cast<uint32_t>(4 * (e / 8) + e % 4) |
+                               static_cast<uint32_t>((e % 8) / 4) << 5;
+          const int64_t shift = 16 * h + 8 * j;
+          keys[lane] = (keys[lane] & ~(0xFFu << shift)) | key << shift;
+        }
+      });
 }
 
 static DenseResourceElementsAttr resourceOf(MLIRContext *ctx,
@@ -118,7 +181,7 @@ static DenseResourceElementsAttr resourceOf(MLIRContext *ctx,
 LogicalResult mlir::fp4::packConstantSparseEntries(
     Value values, Value indices, int64_t n, int64_t k, int64_t blockSize,
     DenseResourceElementsAttr &packed, DenseResourceElementsAttr &meta,
-    std::string &why) {
+    std::string &why, bool forPatch) {
   auto valuesType = dyn_cast<RankedTensorType>(values.getType());
   auto indicesType = dyn_cast<RankedTensorType>(indices.getType());
   if (!valuesType || !indicesType || !valuesType.hasStaticShape() ||
@@ -142,13 +205,21 @@ LogicalResult mlir::fp4::packConstantSparseEntries(
   ArrayRef<uint8_t> idx(reinterpret_cast<const uint8_t *>(indexBytes.data()),
                         indexBytes.size());
   std::vector<uint32_t> packedData, metaData;
-  if (failed(packSparseWeightEntries(v, idx, n, k, blockSize,
-                                     valuesType.getShape().back(), packedData,
-                                     metaData, why)))
+  const int64_t perBlock = valuesType.getShape().back();
+  if (failed(forPatch ? packPatchWeightEntries(v, idx, n, k, blockSize,
+                                               perBlock, packedData, metaData,
+                                               why)
+                      : packSparseWeightEntries(v, idx, n, k, blockSize,
+                                                perBlock, packedData, metaData,
+                                                why)))
     return failure();
   MLIRContext *ctx = values.getContext();
   const int64_t rb = sparseEntryRowBlocks(n), ch = sparseEntryChunks(k);
-  packed = resourceOf(ctx, {rb, ch, 32, 2}, packedData, "sparse_entry_values");
-  meta = resourceOf(ctx, {rb, ch, 32, 4}, metaData, "sparse_entry_meta");
+  packed = resourceOf(ctx, {rb, ch, 32, 2}, packedData,
+                      forPatch ? "patch_entry_values" : "sparse_entry_values");
+  meta = forPatch ? resourceOf(ctx, {rb, ch, 32, 1}, metaData,
+                               "patch_entry_keys")
+                  : resourceOf(ctx, {rb, ch, 32, 4}, metaData,
+                               "sparse_entry_meta");
   return success();
 }

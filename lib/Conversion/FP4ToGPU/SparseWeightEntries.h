@@ -61,15 +61,32 @@ LogicalResult packSparseWeightEntries(ArrayRef<uint16_t> values,
                                       std::vector<uint32_t> &meta,
                                       std::string &why);
 
-/// packSparseWeightEntries on constant `values` (bf16) and `indices` (i8)
-/// of a chain's weight part: the two i32 tensors
-/// [rowBlocks][chunks][32][2] and [..][..][32][4] as dense_resource
-/// attributes, or failure with `why` (not constants, or not packable).
+/// The register patch's packed form (DecodeConfig::entryPatch with
+/// WeightEntries::packed): the same values [R][c][l][h], and per lane and
+/// chunk one key word keys [R][c][l]: byte 2 h + j is entry j of row
+/// 16 R + g + 8 h in unit q, its pair index 4 v + p (pair p of code word
+/// v) in bits 0..4 and its half (0: element 8 v + p, 1: 8 v + p + 4) in
+/// bit 5; 16 where the entry is missing (no pair has it). Values need not
+/// be finite (they replace elements; no zero-slot products).
+LogicalResult packPatchWeightEntries(ArrayRef<uint16_t> values,
+                                     ArrayRef<uint8_t> indices, int64_t n,
+                                     int64_t k, int64_t blockSize,
+                                     int64_t perBlock,
+                                     std::vector<uint32_t> &packedValues,
+                                     std::vector<uint32_t> &keys,
+                                     std::string &why);
+
+/// packSparseWeightEntries (or, `forPatch`, packPatchWeightEntries) on
+/// constant `values` (bf16) and `indices` (i8) of a chain's weight part:
+/// the two i32 tensors [rowBlocks][chunks][32][2] and [..][..][32][4] (the
+/// patch's keys: [..][..][32][1]) as dense_resource attributes, or failure
+/// with `why` (not constants, or not packable).
 LogicalResult packConstantSparseEntries(Value values, Value indices, int64_t n,
                                         int64_t k, int64_t blockSize,
                                         DenseResourceElementsAttr &packed,
                                         DenseResourceElementsAttr &meta,
-                                        std::string &why);
+                                        std::string &why,
+                                        bool forPatch = false);
 
 } // namespace mlir::fp4
 

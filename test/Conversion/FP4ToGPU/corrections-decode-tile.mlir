@@ -26,6 +26,8 @@
 // keep the register patch, each chain with a remark saying why.
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-outliers=sparse" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SPREMARK
 // RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-outliers=sparse" 2>/dev/null | FileCheck %s --check-prefix=SPARSE
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-outliers=packed" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PKREMARK
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a decode-outliers=packed" 2>/dev/null | FileCheck %s --check-prefix=PACKED
 
 // REMARK-NOT: stays on the host
 // REMARK: remark: decode-outliers=tile: the weight outliers are multiplied from the activation sum, not written into the weight operand (the quantized weight is not proven +-0 at their positions)
@@ -46,6 +48,11 @@
 // SPREMARK: remark: decode-outliers=sparse: the weight outliers are multiplied from the activation sum, not written into the weight operand (the quantized weight is not proven +-0 at their positions)
 // SPARSE-NOT: decode_w4a16_wgmma_sparse_epilogue
 // SPARSE-COUNT-3: variant = "decode_w4a16_wgmma_patch_epilogue"
+// The patch's packed entries (decode-outliers=packed) need constants too:
+// the same chains keep the patch from their stored arrays.
+// PKREMARK-COUNT-3: remark: decode-outliers=packed: the entries are not constants; the entries take the register patch from their stored arrays
+// PACKED-NOT: decode_w4a16_wgmma_patch_packed_epilogue
+// PACKED-COUNT-3: variant = "decode_w4a16_wgmma_patch_epilogue"
 
 // LOOP-NOT: decode_w4a16_wgmma_entries_epilogue
 // LOOP-NOT: decode_w4a16_wgmma_patch_epilogue

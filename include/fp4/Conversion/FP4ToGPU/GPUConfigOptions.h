@@ -57,14 +57,18 @@ inline llvm::raw_ostream &operator<<(llvm::raw_ostream &os,
 /// outliers proven to sit on +-0 weights, on a chip with wgmma), or into
 /// that form's register fragments (Patch: the same entries, no tile), or
 /// onto its sparse tensor cores as a 2:4 operand (Sparse: constant entries,
-/// packed at compile time, SparseWeightEntries.h).
-enum class GPUDecodeOutliers { Loop, Tail, Tile, Patch, Sparse };
+/// packed at compile time, SparseWeightEntries.h), or into the register
+/// fragments from entries packed at compile time in the order the lanes
+/// load them (Packed: one coalesced load of values and one of keys per lane
+/// and chunk instead of four small ones).
+enum class GPUDecodeOutliers { Loop, Tail, Tile, Patch, Sparse, Packed };
 
 /// Whether the form puts proven weight outliers into the warp-group form's
 /// weight operand (as entries) rather than multiplying them from the sum.
 inline bool isEntriesForm(std::optional<GPUDecodeOutliers> form) {
   return form == GPUDecodeOutliers::Tile ||
-         form == GPUDecodeOutliers::Patch || form == GPUDecodeOutliers::Sparse;
+         form == GPUDecodeOutliers::Patch ||
+         form == GPUDecodeOutliers::Sparse || form == GPUDecodeOutliers::Packed;
 }
 
 inline llvm::raw_ostream &operator<<(llvm::raw_ostream &os,
@@ -80,6 +84,8 @@ inline llvm::raw_ostream &operator<<(llvm::raw_ostream &os,
     return os << "patch";
   case GPUDecodeOutliers::Sparse:
     return os << "sparse";
+  case GPUDecodeOutliers::Packed:
+    return os << "packed";
   }
   return os;
 }
@@ -234,8 +240,8 @@ struct GPUConfigOptionSet {
                            "elements in its register fragments (no "
                            "shared tile; wgmma from 9 stacked rows, "
                            "mma.sync below); the default for proven ones "
-                           "with at most 2 entries per unit above 16 "
-                           "stacked rows, or 1 from 9"),
+                           "with at most 2 entries per unit from 9 "
+                           "stacked rows"),
                 clEnumValN(GPUDecodeOutliers::Sparse, "sparse",
                            "as patch on the wgmma form, but the entries "
                            "multiply on the sparse tensor cores as a 2:4 "
@@ -243,7 +249,14 @@ struct GPUConfigOptionSet {
                            "(constant, finite entries, at most 2 per "
                            "32-element unit; others keep the patch; "
                            "measured slower than the patch at 16 rows, "
-                           "docs/Performance.md Session 23)"))),
+                           "docs/Performance.md Session 23)"),
+                clEnumValN(GPUDecodeOutliers::Packed, "packed",
+                           "as patch on the wgmma form, with constant "
+                           "entries (at most 2 per 32-element unit) "
+                           "packed at compile time in the lanes' load "
+                           "order: one coalesced load of values and one "
+                           "of keys per lane and chunk; others keep the "
+                           "patch; not yet timed on a GPU"))),
         decodeMMA(
             owner, "decode-mma",
             llvm::cl::desc("Decode: tensor-core instruction (default: "

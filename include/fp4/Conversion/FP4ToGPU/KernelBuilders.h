@@ -127,6 +127,11 @@ struct MatmulKernelSpec {
     /// (i32 [ceil(N / 16)][ceil(K / 128)][32][2] and [..][..][32][4]),
     /// not the [N, K / blockSize, entries] values and indices.
     bool sparse = false;
+    /// With inRegisters, on the warp-group form: the two entry arguments
+    /// are the patch's packed values and keys of SparseWeightEntries.h
+    /// (i32 [ceil(N / 16)][ceil(K / 128)][32][2] and [..][..][32][1]), one
+    /// coalesced load each per lane and chunk.
+    bool packed = false;
   };
   std::optional<WeightEntries> weightEntries;
   /// Prefill only: a second, 2:4-sparse bf16 lhs S [M, K] whose product
