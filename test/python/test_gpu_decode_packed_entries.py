@@ -14,7 +14,6 @@ needed."""
 import os
 import sys
 
-import numpy as np
 import pytest
 
 HERE = os.path.dirname(__file__)
@@ -24,11 +23,9 @@ sys.path.insert(0, HERE)
 
 import gpu_kernel_interp as interp  # noqa: E402
 import gpu_recipes  # noqa: E402
-from sparse_entries_check import product_errors, weight64  # noqa: E402
-from test_gpu_activation_prep import prep_and_matmul, run_plan  # noqa: E402
-from test_gpu_correction_kernels import bf16_bits, from_bf16  # noqa: E402
+from test_gpu_activation_prep import prep_and_matmul  # noqa: E402
 from test_gpu_decode_sparse_entries import (  # noqa: E402
-    compile_with_resources, packed_name)
+    check_folded_recipe, compile_with_resources)
 
 # recipe, m, n, k, options. N = 77 and 150: partial CTAs and row blocks;
 # K = 320 and 1184: a partial chunk (units past K hold no entries, keys
@@ -49,39 +46,12 @@ CASES = [
 
 @pytest.mark.parametrize("recipe,m,n,k,options", CASES)
 def test_packed_weight_entries(recipe, m, n, k, options):
-    case = dict(name="packed", recipe=recipe, m=m, n=n, k=k)
-    mlir = gpu_recipes.bench_mlir(case, fold_weight=True)
-    topk = 1 if recipe == "outlier_k1" else 2
-    kernels, manifest, _, blobs = compile_with_resources(mlir, options)
-    prep, matmul = prep_and_matmul(manifest)
-    assert matmul["variant"] == "decode_w4a16_wgmma_patch_packed_epilogue", \
-        matmul["variant"]
-    names = [a[0] for a in matmul["args"]]
-    assert names == ["stacked0", "weight.codes", "weight.scales",
-                     "weights.packed_values", "weights.packed_keys",
-                     "result"], names
-
-    x = np.random.default_rng(11 + m + k).standard_normal((m, k))
-    inputs = {"input": bf16_bits(x.astype(np.float32)),
-              "weight.codes": np.frombuffer(blobs["bench_w_codes"], np.uint8),
-              "weight.scales": np.frombuffer(blobs["bench_w_scales"],
-                                             np.uint8),
-              "weights.packed_values": np.frombuffer(
-                  blobs[packed_name(blobs, "patch_entry_values")], np.int32),
-              "weights.packed_keys": np.frombuffer(
-                  blobs[packed_name(blobs, "patch_entry_keys")], np.int32)}
-    got = run_plan(kernels, [prep, matmul], inputs)
-    stacked = from_bf16(got["stacked0"]).astype(np.float64)
-    x64 = stacked.reshape(-1, m, k).sum(axis=0)
-    q64, w64 = weight64(*(np.frombuffer(blobs[f"bench_w_{c}"], t) for c, t in
-                          (("codes", np.uint8), ("scales", np.uint8),
-                           ("values", np.uint16), ("indices", np.uint8))),
-                        n, k, topk)
-    err, farther = product_errors(got["result"].astype(np.float64), x64,
-                                  q64, w64)
-    assert err <= 1e-6, err
-    # Negative control: the outliers' share is in the result.
-    assert farther > 100, farther
+    kernel = check_folded_recipe(
+        recipe, m, n, k, options, "decode_w4a16_wgmma_patch_packed_epilogue",
+        [("weights.packed_values", "patch_entry_values"),
+         ("weights.packed_keys", "patch_entry_keys")], seed=11)
+    # The patch's f16x2 key compares are there.
+    assert interp.count_ops(kernel, "arith.cmpf") > 0
 
 
 def test_packed_entries_decline_to_the_patch():

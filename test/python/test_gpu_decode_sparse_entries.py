@@ -68,32 +68,31 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("recipe,m,n,k,options", CASES)
-def test_sparse_weight_entries(recipe, m, n, k, options):
-    case = dict(name="sparse", recipe=recipe, m=m, n=n, k=k)
+def check_folded_recipe(recipe, m, n, k, options, variant, arrays, seed):
+    """Compiles the folded-constant recipe with `options`, checks the decode
+    launch's `variant` and argument names (`arrays`: the two packed entry
+    arguments and the stems of the resources that fill them), runs prep
+    and product on the interpreter with the compiler's packed arrays, and
+    checks the result against the f64 product of the stacked rows and
+    Q(W) + outliers (and that it is far from the product without them).
+    Returns the decode kernel's IR."""
+    case = dict(name="folded", recipe=recipe, m=m, n=n, k=k)
     mlir = gpu_recipes.bench_mlir(case, fold_weight=True)
     topk = 1 if recipe == "outlier_k1" else 2
     kernels, manifest, _, blobs = compile_with_resources(mlir, options)
     prep, matmul = prep_and_matmul(manifest)
-    assert matmul["variant"] == "decode_w4a16_wgmma_sparse_epilogue", \
-        matmul["variant"]
+    assert matmul["variant"] == variant, matmul["variant"]
     names = [a[0] for a in matmul["args"]]
     assert names == ["stacked0", "weight.codes", "weight.scales",
-                     "weights.sparse_values", "weights.sparse_meta",
-                     "result"], names
-    # No register patch (its f16x2 key compares).
-    assert interp.count_ops(kernels[matmul["name"]], "arith.cmpf") == 0
+                     arrays[0][0], arrays[1][0], "result"], names
 
-    x = np.random.default_rng(7 + m + k).standard_normal((m, k))
+    x = np.random.default_rng(seed + m + k).standard_normal((m, k))
     inputs = {"input": bf16_bits(x.astype(np.float32)),
               "weight.codes": np.frombuffer(blobs["bench_w_codes"], np.uint8),
               "weight.scales": np.frombuffer(blobs["bench_w_scales"],
-                                             np.uint8),
-              "weights.sparse_values": np.frombuffer(
-                  blobs[packed_name(blobs, "sparse_entry_values")],
-                  np.int32),
-              "weights.sparse_meta": np.frombuffer(
-                  blobs[packed_name(blobs, "sparse_entry_meta")], np.int32)}
+                                             np.uint8)}
+    for arg, stem in arrays:
+        inputs[arg] = np.frombuffer(blobs[packed_name(blobs, stem)], np.int32)
     got = run_plan(kernels, [prep, matmul], inputs)
     stacked = from_bf16(got["stacked0"]).astype(np.float64)
     x64 = stacked.reshape(-1, m, k).sum(axis=0)
@@ -106,6 +105,17 @@ def test_sparse_weight_entries(recipe, m, n, k, options):
     assert err <= 1e-6, err
     # Negative control: the outliers' share is in the result.
     assert farther > 100, farther
+    return kernels[matmul["name"]]
+
+
+@pytest.mark.parametrize("recipe,m,n,k,options", CASES)
+def test_sparse_weight_entries(recipe, m, n, k, options):
+    kernel = check_folded_recipe(
+        recipe, m, n, k, options, "decode_w4a16_wgmma_sparse_epilogue",
+        [("weights.sparse_values", "sparse_entry_values"),
+         ("weights.sparse_meta", "sparse_entry_meta")], seed=7)
+    # No register patch (its f16x2 key compares).
+    assert interp.count_ops(kernel, "arith.cmpf") == 0
 
 
 def test_sparse_entries_decline_to_the_patch():
