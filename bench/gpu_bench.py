@@ -57,9 +57,9 @@ def random_buffer(arg, g):
                           device=DEV)
     if name.endswith(".packed_keys"):
         # The patch's packed keys (packPatchWeightEntries): per byte a pair
-        # index 0..15 and a half bit, the 2 entries of each unit row in
-        # distinct pairs (pair 2 e + row half, either half), so that every
-        # lane patches as many pairs as real top-2 entries make it do.
+        # index 0..15 and a half bit; a unit row's entry 0 in an even pair,
+        # entry 1 in an odd one (always distinct), so that every lane
+        # patches as many pairs as real top-2 entries make it do.
         pairs = torch.randint(0, 8, list(shape[:-1]) + [4], dtype=torch.int32,
                               device=DEV, generator=g)
         pairs = 2 * pairs + torch.tensor([0, 1, 0, 1], dtype=torch.int32,

@@ -6,11 +6,21 @@
 # python3 bench/build_gpu_kernels.py --recipes --only-recipes --chip
 # sm_90a --only bench_full_m16_n14336_k4096 bench_outlier_k2_m16_n14336_k4096
 # --out .dev/s24/packed --options "decode-outliers=packed"; main's in
-# .dev/k24slim, a subset of .dev/kernels_s24); (3) s24e's TIMING-ONLY
-# ablations (branch s24-ablation aef230c): the patch's floor split into
-# loads and instructions. Carry [".dev/k24slim", ".dev/s24", ".dev/s24f.sh"].
+# .dev/k24slim, a subset of .dev/kernels_s24); (3) TIMING-ONLY ablations
+# (branch s24-ablation aef230c, results wrong; built with
+# FP4_S23_ABLATION=<a> python3 bench/build_gpu_kernels.py --recipes
+# --only-recipes --chip sm_90a --only bench_full_m16_n14336_k4096 --out
+# .dev/s24/ab_<a with , as _>): patchnone (the patch form without entries:
+# their loads die), loadsonly (the loads and keys folded by xor into one
+# pair), patch1 / patch0 (as in s24c.sh), packedloads (main's patch with
+# the entries read lane-contiguous) and packedloads,patch1: the patch's
+# floor split into loads and instructions. Carry [".dev/k24slim",
+# ".dev/s24", ".dev/s24f.sh"].
 set -uo pipefail
-cd "$(dirname "$0")/.."
+# The repository root, from .dev/ or docs/perf/s24/ alike.
+root=$(cd "$(dirname "$0")" && pwd)
+while [ ! -d "$root/bench" ] && [ "$root" != / ]; do root=$(dirname "$root"); done
+cd "$root"
 export PYTHONUNBUFFERED=1
 mkdir -p $OUT
 exec > >(tee $OUT/log.txt) 2>&1

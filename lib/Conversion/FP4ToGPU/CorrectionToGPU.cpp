@@ -181,11 +181,13 @@ constexpr int64_t kDecodePatchMaxUnitEntries = 2;
 struct DecodeChainLaunch {
   MatmulKernelSpec spec;
   GPUConfigOverrides overrides;
-  /// With sparse weight entries (WeightEntries::sparse): the packed values
-  /// and metadata the launch takes instead of the entries.
-  DenseResourceElementsAttr sparseValues, sparseMeta;
-  /// Why decode-outliers=sparse fell back to the patch (empty: it did not).
-  std::string sparseDeclined;
+  /// With entries packed at compile time (WeightEntries::sparse or
+  /// ::packed): the packed values and the metadata (sparse) or keys (packed)
+  /// the launch takes instead of the entries.
+  DenseResourceElementsAttr packedValues, packedMeta;
+  /// Why decode-outliers=sparse|packed fell back to the patch from the
+  /// stored entries (empty: it did not).
+  std::string packDeclined;
 };
 
 /// The decode-kernel launches of a decode chain's fused plan, by
@@ -299,29 +301,29 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   // decode-outliers=packed: the same constants, packed for the register
   // patch's loads (keys instead of metadata); where they do not pack, the
   // patch from the entries as they are.
-  DenseResourceElementsAttr sparseValues, sparseMeta;
-  bool sparseEntries = false;
+  DenseResourceElementsAttr packedValues, packedMeta;
+  bool entriesPacked = false;
   const bool forPatch = options.decodeOutliers == GPUDecodeOutliers::Packed;
-  std::string sparseDeclined;
+  std::string packDeclined;
   if (entriesInWeight && packedAsked) {
     if (!onWgmma)
-      sparseDeclined = "the decode kernel's warp-group form does not take "
+      packDeclined = "the decode kernel's warp-group form does not take "
                        "the product (sm_90a, no macro factors)";
     else if (unitEntries > 2)
-      sparseDeclined = std::to_string(unitEntries) +
+      packDeclined = std::to_string(unitEntries) +
                        " entries per 32-element unit (at most 2)";
     else
-      sparseEntries = succeeded(packConstantSparseEntries(
+      entriesPacked = succeeded(packConstantSparseEntries(
           chain.weightValues, chain.weightIndices, chain.n, k,
-          chain.weightBlockSize, sparseValues, sparseMeta, sparseDeclined,
+          chain.weightBlockSize, packedValues, packedMeta, packDeclined,
           forPatch));
   }
   if (entriesInWeight) {
     spec.weightEntries = MatmulKernelSpec::WeightEntries{
         chain.weightBlockSize,
         cast<RankedTensorType>(chain.weightValues.getType()).getShape().back(),
-        patchEntries && (forPatch || !sparseEntries),
-        sparseEntries && !forPatch, sparseEntries && forPatch};
+        patchEntries && (forPatch || !entriesPacked),
+        entriesPacked && !forPatch, entriesPacked && forPatch};
   } else if (chain.weightValues) {
     auto valuesType = cast<RankedTensorType>(chain.weightValues.getType());
     epilogue.outlierBlockSize = chain.weightBlockSize;
@@ -376,7 +378,7 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   // where the rows are whole 16-row pieces.
   const int64_t stackedRows = numGroups * m;
   if (entriesInWeight && patchEntries && onWgmma &&
-      (!options.decodeOutliers || sparseEntries || forPatch) &&
+      (!options.decodeOutliers || entriesPacked || forPatch) &&
       stackedRows > kDecodeTileDefaultMinRows &&
       decodeWgmmaSharesRows(stackedRows) &&
       !overrides.decodeRowsPerCTA && !overrides.decodeWarps) {
@@ -389,7 +391,7 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
     // but both are slower than the patch (40.5; docs/perf/s23), so the
     // opt-in form keeps the spill-free shape. The patch's packed entries
     // (decode-outliers=packed) keep the patch's shape.
-    overrides.decodeWarps = sparseEntries && !forPatch ? 8 : 16;
+    overrides.decodeWarps = entriesPacked && !forPatch ? 8 : 16;
   }
   if (chain.weightValues && !entriesInWeight && !epilogue.outlierTail &&
       !onWgmma &&
@@ -397,7 +399,7 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
       unitEntries <= 2)
     overrides.decodeKUnroll = kStagedSumKUnroll;
   launches.push_back(
-      {spec, overrides, sparseValues, sparseMeta, sparseDeclined});
+      {spec, overrides, packedValues, packedMeta, packDeclined});
   return launches;
 }
 
@@ -887,18 +889,15 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
                     "product of the chain")
           << ")";
     if (entriesInWeight && hooks.remarks &&
-        !decodeLaunches.front().sparseDeclined.empty())
+        !decodeLaunches.front().packDeclined.empty()) {
+      const bool forPatch =
+          hooks.options.decodeOutliers == GPUDecodeOutliers::Packed;
       end->emitRemark() << "decode-outliers="
-                        << (*hooks.options.decodeOutliers ==
-                                    GPUDecodeOutliers::Packed
-                                ? "packed"
-                                : "sparse")
-                        << ": " << decodeLaunches.front().sparseDeclined
+                        << (forPatch ? "packed" : "sparse") << ": "
+                        << decodeLaunches.front().packDeclined
                         << "; the entries take the register patch"
-                        << (*hooks.options.decodeOutliers ==
-                                    GPUDecodeOutliers::Packed
-                                ? " from their stored arrays"
-                                : "");
+                        << (forPatch ? " from their stored arrays" : "");
+    }
     stack.transposedSum = outlierEpilogue;
     // The decode kernel's tail form reads it lane-banked (decided with the
     // launch, in decodeChainLaunches); the epilogue kernel as [K, M].
@@ -1032,9 +1031,9 @@ struct CorrectionMatmulToGPU : public CorrectionPattern<CorrectionMatmulOp> {
         const DecodeChainLaunch &launch = decodeLaunches.front();
         const bool packed = spec.weightEntries->packed;
         for (auto [attr, name] :
-             {std::pair{launch.sparseValues, packed ? "weights.packed_values"
+             {std::pair{launch.packedValues, packed ? "weights.packed_values"
                                                     : "weights.sparse_values"},
-              std::pair{launch.sparseMeta, packed ? "weights.packed_keys"
+              std::pair{launch.packedMeta, packed ? "weights.packed_keys"
                                                   : "weights.sparse_meta"}}) {
           Value packed = arith::ConstantOp::create(rewriter, loc, attr);
           llvm::append_range(inputs,
