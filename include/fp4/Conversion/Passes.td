@@ -116,13 +116,15 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
     decode kernel's warp-group form (sm_90a): chains without weight
     outliers by default, those with them under `decode-mma=wgmma`, and
     those whose weight outliers are proven to sit on +-0 weights under
-    `decode-outliers=tile|patch` and by default above 16 stacked rows (the
-    2:4 residual's chains), or from 9 with at most 2 entries per 32-element unit:
-    with at most 2 entries per unit by default each lane replaces their
-    elements in its own dequantized register fragments (`patch`; above 16
-    rows with 128 weight rows per CTA), with more they are written into
-    that form's shared weight tile (`tile`); under either option an
-    unproven chain keeps the default plan, with a remark.
+    `decode-outliers=tile|patch|sparse|packed` and by default from 9
+    stacked rows: with at most 2 entries per 32-element unit by default
+    each lane replaces their elements in its own dequantized register
+    fragments (`patch`; above 16 rows with 128 weight rows per CTA), with
+    more they are written into that form's shared weight tile (`tile`, by
+    default above 16 rows); `sparse` multiplies constant ones on the sparse
+    tensor cores and `packed` patches constant ones loaded from a
+    compile-time packing (others keep the patch, with a remark); under
+    any of them an unproven chain keeps the default plan, with a remark.
     The warp-group form loads the next group's weight words one iteration
     ahead by default (`decode-prefetch=1`).
     At prefill sizes on the wgmma form all of a chain's activation row
