@@ -57,27 +57,41 @@ CASES += [
     ("packed_outlier_k1_m12_k320", "outlier_k1", 12, 77, 320, PACKED),
     ("packed_outlier_k2_m16_k4096", "outlier_k2", 16, 1024, 4096, PACKED),
 ]
+# The default for constant entries with two per unit from 9 stacked rows is
+# the packed patch with 64-row CTAs (CorrectionToGPU
+# kDecodePackedPatchUnitEntries): the benchmark's folded recipes at 16 rows,
+# and partial chunks and CTAs at 12.
+CASES += [
+    ("default_full_m16_k4096", "full", 16, 1024, 4096, ""),
+    ("default_outlier_k2_m16_k4096", "outlier_k2", 16, 1024, 4096, ""),
+    ("default_full_m12_k1184", "full", 12, 77, 1184, ""),
+]
 
 
 def entry_arrays(options):
     """(values resource stem, second resource stem, the launch's argument
     names) of the packed form `options` asks for."""
-    if PACKED in options:
+    if SPARSE not in options:
         return ("patch_entry_values", "patch_entry_keys",
                 ("weights.packed_values", "weights.packed_keys"))
     return ("sparse_entry_values", "sparse_entry_meta",
             ("weights.sparse_values", "weights.sparse_meta"))
 
 
-def build(out):
+def build(out, cases):
     from fp4 import gpu
     fp4_opt = gpu.find_fp4_opt()
-    for name, recipe, m, n, k, options in CASES:
+    for name, recipe, m, n, k, options in cases:
         d = os.path.join(out, name)
         mlir = gpu_recipes.bench_mlir(dict(name=name, recipe=recipe, m=m,
                                            n=n, k=k), fold_weight=True)
         gpu.compile(mlir, chip="sm_90a", out_dir=d,
                     options=f"format=isa {options}")
+        variants = [k["variant"] for k in json.load(
+            open(os.path.join(d, "kernels.json")))["kernels"]]
+        want = ("sparse" if SPARSE in options else "patch_packed")
+        if not any(want in v for v in variants):
+            raise SystemExit(f"{name}: no {want} kernel in {variants}")
         # The folded constants' text (MBs): the device needs the kernels.
         if os.path.exists(os.path.join(d, "input.mlir")):
             os.remove(os.path.join(d, "input.mlir"))
@@ -128,14 +142,14 @@ def product_errors(y, x64, q64, w64):
         np.linalg.norm(y - x64 @ q64.T) / max(diff, 1e-300)
 
 
-def check(out):
+def check(out, cases):
     import torch
     from fp4 import gpu
     dtypes = {"bfloat16": torch.bfloat16, "float32": torch.float32,
               "uint8": torch.uint8, "int32": torch.int32}
     print("sparse_entries_check on", torch.cuda.get_device_name(), flush=True)
     failed = 0
-    for name, *_ in CASES:
+    for name, *_ in cases:
         d = os.path.join(out, name)
         case = json.load(open(os.path.join(d, "case.json")))
         m, n, k = case["m"], case["n"], case["k"]
@@ -182,11 +196,17 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("mode", choices=["build", "check"])
     ap.add_argument("out")
+    ap.add_argument("--only", nargs="*",
+                    help="case-name prefixes (build and check alike)")
     a = ap.parse_args()
+    cases = [c for c in CASES
+             if not a.only or any(c[0].startswith(p) for p in a.only)]
+    if not cases:
+        raise SystemExit(f"no case matches {a.only}")
     if a.mode == "build":
-        build(a.out)
+        build(a.out, cases)
         return 0
-    return check(a.out)
+    return check(a.out, cases)
 
 
 if __name__ == "__main__":

@@ -67,3 +67,35 @@ def test_packed_entries_decline_to_the_patch():
     assert ("decode-outliers=packed: 4 entries per 32-element unit (at "
             "most 2); the entries take the register patch from their "
             "stored arrays" in stderr), stderr
+
+
+# Without the option: the default for constant entries with 2 per unit
+# from 9 stacked rows (CorrectionToGPU kDecodePackedPatchUnitEntries), on
+# 64-row CTAs of 8 warps where the patch from stored entries takes 128
+# rows and 16 warps at 32 stacked rows.
+@pytest.mark.parametrize("recipe,m,n,k", [("full", 16, 77, 1184),
+                                          ("outlier_k2", 12, 77, 320)])
+def test_packed_entries_are_the_default_for_two_per_unit(recipe, m, n, k):
+    check_folded_recipe(
+        recipe, m, n, k, "", "decode_w4a16_wgmma_patch_packed_epilogue",
+        [("weights.packed_values", "patch_entry_values"),
+         ("weights.packed_keys", "patch_entry_keys")], seed=13)
+    case = dict(name="default", recipe=recipe, m=m, n=n, k=k)
+    _, manifest, stderr, _ = compile_with_resources(
+        gpu_recipes.bench_mlir(case, fold_weight=True), "")
+    _, matmul = prep_and_matmul(manifest)
+    assert matmul["block"] == 256, matmul["block"]
+    assert "remark" not in stderr, stderr
+
+
+def test_top1_keeps_the_patch_by_default():
+    # One entry per unit: the packed form would still load and patch two
+    # (measured slower, docs/Performance.md "Session 25"), so the default
+    # keeps the stored arrays, with no remark (nothing was asked).
+    case = dict(name="top1", recipe="outlier_k1", m=16, n=77, k=320)
+    _, manifest, stderr, _ = compile_with_resources(
+        gpu_recipes.bench_mlir(case, fold_weight=True), "")
+    _, matmul = prep_and_matmul(manifest)
+    assert matmul["variant"] == "decode_w4a16_wgmma_patch_epilogue", \
+        matmul["variant"]
+    assert "remark" not in stderr, stderr

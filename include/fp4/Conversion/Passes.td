@@ -121,10 +121,12 @@ def ConvertFP4ToGPU : Pass<"convert-fp4-to-gpu", "::mlir::ModuleOp"> {
     each lane replaces their elements in its own dequantized register
     fragments (`patch`; above 16 rows with 128 weight rows per CTA), with
     more they are written into that form's shared weight tile (`tile`, by
-    default above 16 rows); `sparse` multiplies constant ones on the sparse
-    tensor cores and `packed` patches constant ones loaded from a
-    compile-time packing (others keep the patch, with a remark); under
-    any of them an unproven chain keeps the default plan, with a remark.
+    default above 16 rows); `packed` patches constant ones (what
+    `fp4-fold-constants` leaves) loaded from a compile-time packing, by
+    default for exactly 2 per unit, on 64 weight rows per CTA, and
+    `sparse` multiplies them on the sparse tensor cores (under either
+    option others keep the patch, with a remark); under any of them an
+    unproven chain keeps the default plan, with a remark.
     The warp-group form loads the next group's weight words one iteration
     ahead by default (`decode-prefetch=1`).
     At prefill sizes on the wgmma form all of a chain's activation row

@@ -175,6 +175,22 @@ constexpr int64_t kDecodePatchEntriesMinRows = 8;
 /// H100, 16 x 14336 x 4096 full recipe (32 rows, top-2) 41.0 us with 128
 /// rows per CTA (43.4 with 64) against 44.8 for the tile.
 constexpr int64_t kDecodePatchMaxUnitEntries = 2;
+/// By default the patch's constant entries (what fp4-fold-constants leaves)
+/// are packed at compile time in the lanes' load order
+/// (packPatchWeightEntries: two coalesced loads per lane and chunk instead
+/// of four small ones) and the product keeps 64 weight rows per CTA: H100,
+/// 16 x 14336 x 4096, recipe us, two repetitions, one call: full recipe
+/// 36.87 / 36.82 against 40.38 / 40.67 for the patch from the stored
+/// entries at 128 rows (packed at 128 rows: 39.66 / 39.48 at prefetch 2,
+/// 42.15 / 42.04 at 1; the patch at 64 rows 40.39 / 40.14); top-2 34.66 /
+/// 34.55 against 37.22 / 37.09 (docs/perf/s25/s25b_log.txt, s25a_log.txt);
+/// the same call as the one-run table: 36.98-37.01 against 40.35-40.59,
+/// top-2 34.27-34.29 against 37.24-37.25 (docs/perf/s25/s25c_log.txt).
+/// Only for exactly this many entries per unit: the packed form always
+/// loads and patches two, and top-1 measured slower packed (34.17-34.25
+/// against 31.85-32.0). Entries split at run time keep the patch from the
+/// stored arrays.
+constexpr int64_t kDecodePackedPatchUnitEntries = 2;
 
 /// A decode-kernel launch of a decode chain's fused plan: its spec
 /// (arguments not yet added) and the options it runs under.
@@ -235,10 +251,12 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   // not pack (decided below, once the form is known).
   const bool packedAsked = options.decodeOutliers == GPUDecodeOutliers::Sparse ||
                           options.decodeOutliers == GPUDecodeOutliers::Packed;
+  const bool patchByDefault =
+      !options.decodeOutliers && unitEntries <= kDecodePatchMaxUnitEntries;
   const bool patchEntries =
       chain.weightValues && chain.weightEntriesProven &&
       (options.decodeOutliers == GPUDecodeOutliers::Patch || packedAsked ||
-       (!options.decodeOutliers && unitEntries <= kDecodePatchMaxUnitEntries));
+       patchByDefault);
   GPUConfigOverrides chainOptions = options;
   if (patchEntries && !chainOptions.decodeMMA)
     chainOptions.decodeMMA =
@@ -301,11 +319,17 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   // decode-outliers=packed: the same constants, packed for the register
   // patch's loads (keys instead of metadata); where they do not pack, the
   // patch from the entries as they are.
+  // By default (kDecodePackedPatchUnitEntries) the patch on the warp-group
+  // form packs constant entries too; where they do not pack it keeps the
+  // stored arrays without a remark, since nobody asked for the packing.
   DenseResourceElementsAttr packedValues, packedMeta;
   bool entriesPacked = false;
-  const bool forPatch = options.decodeOutliers == GPUDecodeOutliers::Packed;
+  const bool packByDefault = patchByDefault && entriesInWeight && onWgmma &&
+                             unitEntries == kDecodePackedPatchUnitEntries;
+  const bool forPatch =
+      options.decodeOutliers == GPUDecodeOutliers::Packed || packByDefault;
   std::string packDeclined;
-  if (entriesInWeight && packedAsked) {
+  if (entriesInWeight && (packedAsked || packByDefault)) {
     if (!onWgmma)
       packDeclined = "the decode kernel's warp-group form does not take "
                        "the product (sm_90a, no macro factors)";
@@ -317,6 +341,8 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
           chain.weightValues, chain.weightIndices, chain.n, k,
           chain.weightBlockSize, packedValues, packedMeta, packDeclined,
           forPatch));
+    if (!packedAsked)
+      packDeclined.clear();
   }
   if (entriesInWeight) {
     spec.weightEntries = MatmulKernelSpec::WeightEntries{
@@ -375,9 +401,11 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
   // group share its activation slot (each CTA stages the 32 stacked rows
   // once per 128 weight rows; 112 CTAs of 16 warps): 41.0 against 43.4 us
   // with 64 rows (H100, full recipe at 16 x 14336 x 4096, Session 20),
-  // where the rows are whole 16-row pieces.
+  // where the rows are whole 16-row pieces. The packed patch keeps 64 rows
+  // (kDecodePackedPatchUnitEntries: 36.85 against 39.4-42.1 us with 128).
   const int64_t stackedRows = numGroups * m;
-  if (entriesInWeight && patchEntries && onWgmma &&
+  const bool packedPatch = entriesPacked && forPatch;
+  if (entriesInWeight && patchEntries && onWgmma && !packedPatch &&
       (!options.decodeOutliers || entriesPacked || forPatch) &&
       stackedRows > kDecodeTileDefaultMinRows &&
       decodeWgmmaSharesRows(stackedRows) &&
@@ -389,9 +417,8 @@ decodeChainLaunches(const FusedCorrectionChain &chain,
     // it takes 120-122 registers, no spills. 16 warps measured faster
     // (full recipe, 16 x 14336 x 4096, H100: 46.5-46.9 us against 54.3),
     // but both are slower than the patch (40.5; docs/perf/s23), so the
-    // opt-in form keeps the spill-free shape. The patch's packed entries
-    // (decode-outliers=packed) keep the patch's shape.
-    overrides.decodeWarps = entriesPacked && !forPatch ? 8 : 16;
+    // opt-in form keeps the spill-free shape.
+    overrides.decodeWarps = entriesPacked ? 8 : 16;
   }
   if (chain.weightValues && !entriesInWeight && !epilogue.outlierTail &&
       !onWgmma &&

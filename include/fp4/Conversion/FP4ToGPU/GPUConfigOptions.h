@@ -241,7 +241,7 @@ struct GPUConfigOptionSet {
                            "shared tile; wgmma from 9 stacked rows, "
                            "mma.sync below); the default for proven ones "
                            "with at most 2 entries per unit from 9 "
-                           "stacked rows"),
+                           "stacked rows (constant ones with 2: packed)"),
                 clEnumValN(GPUDecodeOutliers::Sparse, "sparse",
                            "as patch on the wgmma form, but the entries "
                            "multiply on the sparse tensor cores as a 2:4 "
@@ -256,7 +256,9 @@ struct GPUConfigOptionSet {
                            "packed at compile time in the lanes' load "
                            "order: one coalesced load of values and one "
                            "of keys per lane and chunk; others keep the "
-                           "patch; not yet timed on a GPU"))),
+                           "patch; the default for constant entries with "
+                           "2 per unit from 9 stacked rows, on 64-row "
+                           "CTAs (docs/Performance.md Session 25)"))),
         decodeMMA(
             owner, "decode-mma",
             llvm::cl::desc("Decode: tensor-core instruction (default: "
