@@ -348,24 +348,26 @@ BENCH_CASES = [dict(name=f"bench_{r}_m{m}_n{n}_k{k}", recipe=r, m=m, n=n, k=k)
 BENCH_CHANNELS = (5, 70, 131, 1000)
 
 
-def folded_weight(n, k, topk, seed=2027):
+def folded_weight(n, k, topk, seed=2027, block=32):
     """Constants as fp4-fold-constants leaves an outlier-split weight: packed
     MXFP4 codes that are +-0 at every outlier position (the split wrote +0
-    there), E8M0 scales, bf16 outlier values and their i8 indices, as
-    dense_resource blobs (MLIR's hex form: a 4-byte alignment, then the
-    bytes). Returns ({name: bytes}, body lines)."""
+    there), E8M0 scales, bf16 outlier values and their i8 indices (the top
+    `topk` of blocks of `block` elements), as dense_resource blobs (MLIR's
+    hex form: a 4-byte alignment, then the bytes). Returns ({name: bytes},
+    body lines)."""
     rng = np.random.default_rng(seed)
     blocks = k // 32
+    oblocks = k // block
     codes = rng.integers(0, 256, (n, k // 2), dtype=np.uint8)
     # k distinct positions per block.
-    idx = np.argsort(rng.random((n, blocks, 32)), axis=2)[:, :, :topk]
-    cols = (np.arange(blocks)[None, :, None] * 32 + idx).reshape(n, -1)
+    idx = np.argsort(rng.random((n, oblocks, block)), axis=2)[:, :, :topk]
+    cols = (np.arange(oblocks)[None, :, None] * block + idx).reshape(n, -1)
     rows = np.repeat(np.arange(n), cols.shape[1])
     flat = cols.reshape(-1)
     mask = np.where(flat % 2 == 1, 0x0F, 0xF0).astype(np.uint8)
     np.bitwise_and.at(codes, (rows, flat // 2), mask)
     scales = rng.integers(118, 132, (n, blocks), dtype=np.uint8)
-    values = bf16_bits((rng.standard_normal((n, blocks, topk)) * 8).astype(np.float32))
+    values = bf16_bits((rng.standard_normal((n, oblocks, topk)) * 8).astype(np.float32))
     blobs = {"bench_w_codes": codes.tobytes(), "bench_w_scales": scales.tobytes(),
              "bench_w_values": values.astype(np.uint16).tobytes(),
              "bench_w_indices": idx.astype(np.int8).tobytes()}
@@ -374,8 +376,8 @@ def folded_weight(n, k, topk, seed=2027):
     body = [f"%wc = arith.constant dense_resource<bench_w_codes> : {t(n, k // 2, 'i8')}",
             f"%ws = arith.constant dense_resource<bench_w_scales> : {t(n, blocks, 'i8')}",
             f"%qw = fp4.pack %wc, %ws : {t(n, k // 2, 'i8')}, {t(n, blocks, 'i8')} -> {q}",
-            f"%wv = arith.constant dense_resource<bench_w_values> : {t(n, blocks, topk, 'bf16')}",
-            f"%wi = arith.constant dense_resource<bench_w_indices> : {t(n, blocks, topk, 'i8')}"]
+            f"%wv = arith.constant dense_resource<bench_w_values> : {t(n, oblocks, topk, 'bf16')}",
+            f"%wi = arith.constant dense_resource<bench_w_indices> : {t(n, oblocks, topk, 'i8')}"]
     return blobs, body
 
 
@@ -411,7 +413,9 @@ def bench_mlir(case, fold_weight=None):
             "full_act": 2}.get(r)
     folded = bool(topk) and r != "full_act" and (
         m >= FOLDED_FROM_M if fold_weight is None else fold_weight)
-    blobs, body = folded_weight(n, k, topk) if folded else ({}, [])
+    # The weight outliers' block (32 unless the case says otherwise).
+    wb = case.get("weight_block", 32)
+    blobs, body = folded_weight(n, k, topk, block=wb) if folded else ({}, [])
     args = [f"%x: {t(m, k, 'bf16')}"] + ([] if folded else [f"%qw: {q(n)}"])
     x_ty = t(m, k, "bf16")
     src = "%x"
@@ -421,14 +425,14 @@ def bench_mlir(case, fold_weight=None):
     lhs_parts, rhs_parts = [], ["(%qw) : (" + q(n) + ")"]
     if topk:
         sv, si = t(m, k // 32, topk, "bf16"), t(m, k // 32, topk, "i8")
-        wv, wi = t(n, k // 32, topk, "bf16"), t(n, k // 32, topk, "i8")
+        wv, wi = t(n, k // wb, topk, "bf16"), t(n, k // wb, topk, "i8")
         body.append(f"%rest, %xv, %xi = fp4.split_outliers {src} block 32 top {topk} : {x_ty} -> {sv}, {si}")
         src = "%rest"
         lhs_parts.append(f"(%xv, %xi block 32) : ({sv}, {si})")
         if r != "full_act":  # activation-only outliers: no weight part
             if not folded:
                 args += [f"%wv: {wv}", f"%wi: {wi}"]
-            rhs_parts.append(f"(%wv, %wi block 32) : ({wv}, {wi})")
+            rhs_parts.append(f"(%wv, %wi block {wb}) : ({wv}, {wi})")
     if r == "static_channels":
         c = len(BENCH_CHANNELS)
         chans = ", ".join(str(v) for v in BENCH_CHANNELS)

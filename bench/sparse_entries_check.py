@@ -118,18 +118,19 @@ def build(out, cases):
         print("built", name, flush=True)
 
 
-def weight64(codes, scales, values, indices, n, k, topk):
+def weight64(codes, scales, values, indices, n, k, topk, block=32):
     """Q(W) and Q(W) + outliers in f64 from folded MXFP4 weight parts
-    (packed codes, E8M0 scales, bf16 outlier bits, i8 indices), through
-    fp4.reference (the numerics library; FP4_REFERENCE_LIB or libFP4CAPI)."""
+    (packed codes, E8M0 scales, bf16 outlier bits, i8 indices of the top
+    `topk` of blocks of `block`), through fp4.reference (the numerics
+    library; FP4_REFERENCE_LIB or libFP4CAPI)."""
     from fp4 import reference as ref
     q = ref.dequantize(ref.Quantized(
         "mxfp4", (n, k), np.asarray(codes, np.uint8).reshape(n, k // 2),
         np.asarray(scales, np.uint8).reshape(n, k // 32))).astype(np.float64)
     vals = (np.asarray(values, np.uint16).astype(np.uint32) << 16).view(
-        np.float32).reshape(n, k // 32, topk)
-    idx = np.asarray(indices, np.uint8).reshape(n, k // 32, topk)
-    return q, q + ref.scatter_sparse(vals, idx, 32).astype(np.float64)
+        np.float32).reshape(n, k // block, topk)
+    idx = np.asarray(indices, np.uint8).reshape(n, k // block, topk)
+    return q, q + ref.scatter_sparse(vals, idx, block).astype(np.float64)
 
 
 def product_errors(y, x64, q64, w64):

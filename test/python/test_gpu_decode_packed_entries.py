@@ -72,15 +72,21 @@ def test_packed_entries_decline_to_the_patch():
 # Without the option: the default for constant entries with 2 per unit
 # from 9 stacked rows (CorrectionToGPU kDecodePackedPatchUnitEntries), on
 # 64-row CTAs of 8 warps where the patch from stored entries takes 128
-# rows and 16 warps at 32 stacked rows.
-@pytest.mark.parametrize("recipe,m,n,k", [("full", 16, 77, 1184),
-                                          ("outlier_k2", 12, 77, 320)])
-def test_packed_entries_are_the_default_for_two_per_unit(recipe, m, n, k):
+# rows and 16 warps at 32 stacked rows. Outlier blocks of 16 (top-1 of
+# each: two per unit, one in each half) and 64 (top-2: a unit holds 0, 1
+# or 2 of them) count 2 per unit too.
+@pytest.mark.parametrize("recipe,m,n,k,wb", [("full", 16, 77, 1184, 32),
+                                             ("outlier_k2", 12, 77, 320, 32),
+                                             ("outlier_k1", 16, 70, 320, 16),
+                                             ("full", 16, 77, 1216, 64)])
+def test_packed_entries_are_the_default_for_two_per_unit(recipe, m, n, k, wb):
     check_folded_recipe(
         recipe, m, n, k, "", "decode_w4a16_wgmma_patch_packed_epilogue",
         [("weights.packed_values", "patch_entry_values"),
-         ("weights.packed_keys", "patch_entry_keys")], seed=13)
-    case = dict(name="default", recipe=recipe, m=m, n=n, k=k)
+         ("weights.packed_keys", "patch_entry_keys")], seed=13,
+        weight_block=wb)
+    case = dict(name="default", recipe=recipe, m=m, n=n, k=k,
+                weight_block=wb)
     _, manifest, stderr, _ = compile_with_resources(
         gpu_recipes.bench_mlir(case, fold_weight=True), "")
     _, matmul = prep_and_matmul(manifest)

@@ -68,15 +68,18 @@ CASES = [
 ]
 
 
-def check_folded_recipe(recipe, m, n, k, options, variant, arrays, seed):
+def check_folded_recipe(recipe, m, n, k, options, variant, arrays, seed,
+                        weight_block=32):
     """Compiles the folded-constant recipe with `options`, checks the decode
     launch's `variant` and argument names (`arrays`: the two packed entry
     arguments and the stems of the resources that fill them), runs prep
     and product on the interpreter with the compiler's packed arrays, and
     checks the result against the f64 product of the stacked rows and
     Q(W) + outliers (and that it is far from the product without them).
-    Returns the decode kernel's IR."""
-    case = dict(name="folded", recipe=recipe, m=m, n=n, k=k)
+    `weight_block`: the weight outliers' block. Returns the decode kernel's
+    IR."""
+    case = dict(name="folded", recipe=recipe, m=m, n=n, k=k,
+                weight_block=weight_block)
     mlir = gpu_recipes.bench_mlir(case, fold_weight=True)
     topk = 1 if recipe == "outlier_k1" else 2
     kernels, manifest, _, blobs = compile_with_resources(mlir, options)
@@ -99,7 +102,7 @@ def check_folded_recipe(recipe, m, n, k, options, variant, arrays, seed):
     q64, w64 = weight64(*(np.frombuffer(blobs[f"bench_w_{c}"], t) for c, t in
                           (("codes", np.uint8), ("scales", np.uint8),
                            ("values", np.uint16), ("indices", np.uint8))),
-                        n, k, topk)
+                        n, k, topk, weight_block)
     err, farther = product_errors(got["result"].astype(np.float64), x64,
                                   q64, w64)
     assert err <= 1e-6, err
