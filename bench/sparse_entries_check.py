@@ -7,6 +7,11 @@ gpu_check.py's recipe cases split the weight at run time, so this script
 checks the form on folded-constant recipes (gpu_recipes.bench_mlir with
 fold_weight=True, the benchmark's form):
 
+The `default_*` cases compile without options: the packed patch is the
+default for constant entries with 2 per unit from 9 stacked rows, and the
+build fails if a case's kernel is not that form. `--only PREFIX..` keeps
+the cases whose names start with a prefix (build and check alike).
+
   build OUT  (here, with fp4-opt): compiles each case for sm_90a into
              OUT/<case>/ and stores its inputs (x, the weight constants,
              the packed entries the compiler wrote) in inputs.npz;
@@ -45,11 +50,13 @@ CASES = [
     ("outlier_k1_m12_k320", "outlier_k1", 12, 77, 320, SPARSE),
     ("outlier_k2_m16_k4096", "outlier_k2", 16, 1024, 4096, SPARSE),
 ]
-# The same for the register patch's packed entries (the default 128-row,
-# 16-warp shape above 16 stacked rows, 64-row ones, prefetch depth 2).
+# The same for the register patch's packed entries (128-row CTAs of 16
+# warps, the patch's shape above 16 stacked rows; 64-row ones, the packed
+# form's own there; prefetch depth 2).
 PACKED = "decode-outliers=packed"
 CASES += [
-    ("packed_full_m16_k4096", "full", 16, 1024, 4096, PACKED),
+    ("packed_full_m16_k4096", "full", 16, 1024, 4096,
+     PACKED + " decode-rows-per-cta=128 decode-warps=16"),
     ("packed_full_m16_k1184_r64", "full", 16, 77, 1184,
      PACKED + " decode-rows-per-cta=64 decode-warps=8"),
     ("packed_full_m8_k1184_p2", "full", 8, 150, 1184,

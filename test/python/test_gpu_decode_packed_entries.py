@@ -25,22 +25,19 @@ import gpu_kernel_interp as interp  # noqa: E402
 import gpu_recipes  # noqa: E402
 from test_gpu_activation_prep import prep_and_matmul  # noqa: E402
 from test_gpu_decode_sparse_entries import (  # noqa: E402
-    check_folded_recipe, compile_with_resources)
+    CASES as SPARSE_CASES, SPARSE, check_folded_recipe,
+    compile_with_resources)
 
-# recipe, m, n, k, options. N = 77 and 150: partial CTAs and row blocks;
-# K = 320 and 1184: a partial chunk (units past K hold no entries, keys
-# 16), the pipelined loop crossing it; 128-row CTAs of 16 warps (the
-# default shape above 16 stacked rows), 64-row ones, prefetch depth 2; at
-# M = 1 the form is asked for below 9 stacked rows.
+# The sparse form's cases (recipe, m, n, k, options: partial CTAs and row
+# blocks, partial chunks whose units past K hold no entries, keys 16, the
+# pipelined loop crossing them, 64-row CTAs, prefetch depth 2, M = 1 below
+# 9 stacked rows by the option) under decode-outliers=packed, whose own
+# shape above 16 stacked rows is 64 rows and 8 warps; and the patch's 128
+# rows and 16 warps there, asked for.
 PACKED = "decode-outliers=packed"
-CASES = [
-    ("full", 16, 77, 320, PACKED),
-    ("full", 16, 77, 1184, PACKED + " decode-rows-per-cta=64 decode-warps=8"),
-    ("full", 8, 150, 1184,
-     PACKED + " decode-prefetch=2 decode-warps=12 decode-rows-per-cta=64"),
-    ("full", 1, 70, 320, PACKED),
-    ("outlier_k1", 12, 77, 320, PACKED),
-    ("outlier_k2", 16, 77, 1184, PACKED + " decode-k-unroll=256"),
+CASES = [(r, m, n, k, o.replace(SPARSE, PACKED))
+         for r, m, n, k, o in SPARSE_CASES] + [
+    ("full", 16, 77, 320, PACKED + " decode-rows-per-cta=128 decode-warps=16"),
 ]
 
 

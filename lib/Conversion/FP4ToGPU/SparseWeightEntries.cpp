@@ -115,12 +115,12 @@ LogicalResult mlir::fp4::packSparseWeightEntries(
   return forEachUnit(
       values, indices, n, k, blockSize, perBlock, /*finite=*/true, why,
       [&](int64_t row, int64_t unit, const UnitEntries &found) {
-        const int64_t g = row % 8, h = (row % 16) / 8, u = unit % 4;
+        const int64_t h = (row % 16) / 8, u = unit % 4;
         const int64_t lane = laneWord(row, unit, chunks);
         packedValues[lane * 2 + h] = valueWord(found);
         // Each entry's group: pair p = e % 4 of code word e / 8, slot 1
-        // (a) or 2 (b); lane 4 g + p supplies its word e / 8.
-        const int64_t base = lane - (4 * g + unit % 4);
+        // (a) or 2 (b); lane 4 g + p (the unit's lane 4 g + u, moved to
+        // column p) supplies its word e / 8.
         for (int64_t j = 0; j < found.count; ++j) {
           const int64_t e = found.found[j].first;
           const int64_t word = e / 8, pair = e % 4;
@@ -133,7 +133,7 @@ LogicalResult mlir::fp4::packSparseWeightEntries(
           const uint32_t nibble =
               shared ? kBoth
                      : (j == 0 ? firstAlone(slot) : secondAlone(slot));
-          uint32_t &w = meta[(base + 4 * g + pair) * 4 + word];
+          uint32_t &w = meta[(lane - u + pair) * 4 + word];
           const int64_t shift = 4 * u + 16 * h;
           w = (w & ~(0xFu << shift)) | nibble << shift;
         }

@@ -22,6 +22,10 @@
 // The option gives the same kernels and launches.
 // RUN: rm -rf %t.opt && fp4-opt %s -fp4-pipeline-nvvm="chip=sm_90a format=isa export-dir=%t.opt decode-outliers=packed" -o /dev/null
 // RUN: diff %t/fp4_kernels.ptx %t.opt/fp4_kernels.ptx && diff %t/kernels.json %t.opt/kernels.json
+// The chain analysis and the lowering share one packing of the entries
+// (CorrectionToGPU PackedEntriesCache): each packing names a new resource,
+// so a second one would leave the launch a suffixed name.
+// RUN: fp4-opt %s -convert-fp4-to-gpu="chip=sm_90a" | FileCheck %s --check-prefix=ONCE
 // decode-outliers=patch keeps the stored entries (four small loads per
 // lane and chunk; 64 rows per CTA as for a plain product, while the
 // default's patch of entries split at run time takes 128 at 32 stacked
@@ -48,6 +52,10 @@
 // JSON-NEXT: 256,
 // JSON: "variant": "decode_w4a16_wgmma_patch_packed_epilogue"
 // JSON-NOT: summed_t
+
+// ONCE-DAG: dense_resource<patch_entry_values> :
+// ONCE-DAG: dense_resource<patch_entry_keys> :
+// ONCE-NOT: patch_entry_{{[a-z]+}}_{{[0-9]}}
 
 // PATCH-NOT: packed_
 // PATCH: "name": "weights.indices"
